@@ -1,0 +1,418 @@
+//! The product's TOML config (CONTRACT.md, "The config file"): [`Config::load`] reads it,
+//! resolves relative paths against the config file's folder and validates it, so every
+//! other module can trust a [`Config`]. Every message names the field and the fix.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::contract::{Field, FieldType, Schema, UnknownFields};
+use crate::error::{Error, Result};
+
+/// How a publish treats the dates it writes (CONTRACT.md §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteMode {
+    /// An input restates its dates completely.
+    Replace,
+    /// Incremental micro-batches: the latest row per key across batches.
+    Merge,
+}
+
+/// One product's validated config, paths absolute.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub path: PathBuf,
+    pub product: String,
+    pub inbox: PathBuf,
+    pub publish_root: PathBuf,
+    pub quarantine_root: PathBuf,
+    pub state_root: PathBuf,
+    pub max_rejected_lines: u64,
+    pub max_dates: usize,
+    pub max_shrink: f64,
+    pub files_per_date: usize,
+    pub publish_empty: bool,
+    pub keep_generations: usize,
+    pub max_line_bytes: usize,
+    pub write_mode: WriteMode,
+    pub schema: Schema,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    product: String,
+    inbox: Option<String>,
+    publish_root: Option<String>,
+    quarantine_root: Option<String>,
+    state_root: Option<String>,
+    #[serde(default = "defaults::max_rejected_lines")]
+    max_rejected_lines: i64,
+    #[serde(default = "defaults::max_dates")]
+    max_dates: i64,
+    #[serde(default = "defaults::max_shrink")]
+    max_shrink: f64,
+    #[serde(default = "defaults::one")]
+    files_per_date: i64,
+    #[serde(default)]
+    publish_empty: bool,
+    #[serde(default = "defaults::keep_generations")]
+    keep_generations: i64,
+    #[serde(default = "defaults::max_line_bytes")]
+    max_line_bytes: i64,
+    #[serde(default = "defaults::write_mode")]
+    write_mode: String,
+    schema: RawSchema,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSchema {
+    key: String,
+    order_by: String,
+    tiebreak: Option<String>,
+    event_id: String,
+    partition_by_date_of: String,
+    #[serde(default)]
+    prohibited: Vec<String>,
+    #[serde(default = "defaults::unknown_fields")]
+    unknown_fields: String,
+    fields: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    required: bool,
+}
+
+mod defaults {
+    pub fn max_rejected_lines() -> i64 {
+        100
+    }
+    pub fn max_dates() -> i64 {
+        2
+    }
+    pub fn max_shrink() -> f64 {
+        0.5
+    }
+    pub fn one() -> i64 {
+        1
+    }
+    pub fn keep_generations() -> i64 {
+        3
+    }
+    pub fn max_line_bytes() -> i64 {
+        1_048_576
+    }
+    pub fn write_mode() -> String {
+        "replace".into()
+    }
+    pub fn unknown_fields() -> String {
+        "breach".into()
+    }
+}
+
+impl Config {
+    /// Reads, resolves and validates the config at `path`.
+    pub fn load(path: &Path) -> Result<Config> {
+        let fail = |message: String| Error::Config { path: path.to_owned(), message };
+        if path.as_os_str().is_empty() {
+            return Err(fail("the config path is empty; pass --config FILE".into()));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            fail(format!("cannot read it ({e}); pass --config with the product's TOML file"))
+        })?;
+        let absolute = std::path::absolute(path)
+            .map_err(|e| fail(format!("cannot resolve the path ({e})")))?;
+        let folder = absolute.parent().unwrap_or(Path::new("/")).to_owned();
+        Config::parse(&text, &absolute, &folder)
+    }
+
+    /// Parses and validates config `text`; relative paths resolve against `folder`.
+    pub fn parse(text: &str, path: &Path, folder: &Path) -> Result<Config> {
+        let fail = |message: String| Error::Config { path: path.to_owned(), message };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| fail(one_line(&e.to_string())))?;
+        let mut config = validate(raw, folder).map_err(fail)?;
+        config.path = path.to_owned();
+        Ok(config)
+    }
+
+    /// The checkpoint file of input `name` (CONTRACT.md §7).
+    pub fn checkpoint_path(&self, name: &str) -> PathBuf {
+        self.state_root.join("checkpoints").join(format!("{name}.json"))
+    }
+}
+
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String> {
+    let product = raw.product.trim().to_owned();
+    if product.is_empty() || product.contains(['/', '\\']) || product.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "product = {:?} must be a plain non-empty name (no slashes or control characters)",
+            raw.product
+        ));
+    }
+    let root = |value: Option<String>, default: String| resolve(folder, &value.unwrap_or(default));
+    let inbox = root(raw.inbox, "inbox".into());
+    let publish_root = root(raw.publish_root, format!("lake/{product}"));
+    let quarantine_root = root(raw.quarantine_root, format!("quarantine/{product}"));
+    let state_root = root(raw.state_root, format!("state/{product}"));
+    check_disjoint(&[
+        ("publish_root", &publish_root),
+        ("quarantine_root", &quarantine_root),
+        ("state_root", &state_root),
+    ])?;
+    check_disjoint(&[("inbox", &inbox), ("publish_root", &publish_root)])?;
+
+    let at_least = |name: &str, value: i64, min: i64| -> std::result::Result<i64, String> {
+        if value < min {
+            Err(format!("{name} = {value} must be at least {min}"))
+        } else {
+            Ok(value)
+        }
+    };
+    let max_rejected_lines = at_least("max_rejected_lines", raw.max_rejected_lines, 0)? as u64;
+    let max_dates = at_least("max_dates", raw.max_dates, 1)? as usize;
+    let files_per_date = at_least("files_per_date", raw.files_per_date, 1)? as usize;
+    let keep_generations = at_least("keep_generations", raw.keep_generations, 1)? as usize;
+    let max_line_bytes = at_least("max_line_bytes", raw.max_line_bytes, 1)? as usize;
+    if !(0.0..=1.0).contains(&raw.max_shrink) {
+        return Err(format!(
+            "max_shrink = {} must be a share between 0.0 and 1.0 (0.5 refuses losing more than half a date)",
+            raw.max_shrink
+        ));
+    }
+    let write_mode = match raw.write_mode.as_str() {
+        "replace" => WriteMode::Replace,
+        "merge" => WriteMode::Merge,
+        other => return Err(format!("write_mode = {other:?} is not a mode; use \"replace\" or \"merge\"")),
+    };
+    Ok(Config {
+        path: folder.to_owned(),
+        product,
+        inbox,
+        publish_root,
+        quarantine_root,
+        state_root,
+        max_rejected_lines,
+        max_dates,
+        max_shrink: raw.max_shrink,
+        files_per_date,
+        publish_empty: raw.publish_empty,
+        keep_generations,
+        max_line_bytes,
+        write_mode,
+        schema: validate_schema(raw.schema)?,
+    })
+}
+
+fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
+    let mut fields = Vec::with_capacity(raw.fields.len());
+    for (name, value) in raw.fields {
+        let field: RawField = value.try_into().map_err(|e: toml::de::Error| {
+            format!(
+                "schema.fields.{name}: {}; write it as {{ type = \"string\", required = true }}",
+                one_line(e.message())
+            )
+        })?;
+        let ty = match field.ty.as_str() {
+            "string" => FieldType::String,
+            "int" => FieldType::Int,
+            "timestamp" => FieldType::Timestamp,
+            other => {
+                return Err(format!(
+                    "schema.fields.{name}: type {other:?} is not a type; use \"string\", \"int\" or \"timestamp\""
+                ));
+            }
+        };
+        fields.push(Field { name, ty, required: field.required });
+    }
+    if fields.is_empty() {
+        return Err("[schema.fields] declares no field; declare at least the key, order_by, event_id and date fields".into());
+    }
+    let role = |role: &str, name: &str, types: &[FieldType], required: bool| {
+        let Some(index) = fields.iter().position(|f| f.name == name) else {
+            return Err(format!(
+                "schema.{role} = {name:?} is not declared in [schema.fields]; declare it or name a declared field"
+            ));
+        };
+        let field = &fields[index];
+        if !types.contains(&field.ty) {
+            let wanted: Vec<&str> = types.iter().map(|t| t.name()).collect();
+            return Err(format!(
+                "schema.{role} = {name:?} has type {}; it must be {}",
+                field.ty,
+                wanted.join(" or ")
+            ));
+        }
+        if required && !field.required {
+            return Err(format!(
+                "schema.{role} = {name:?} must be declared with required = true"
+            ));
+        }
+        Ok(index)
+    };
+    use FieldType::{Int, String as Text, Timestamp};
+    let key = role("key", &raw.key, &[Int, Text], true)?;
+    let order_by = role("order_by", &raw.order_by, &[Timestamp], true)?;
+    let tiebreak = match &raw.tiebreak {
+        Some(name) => Some(role("tiebreak", name, &[Int], false)?),
+        None => None,
+    };
+    let event_id = role("event_id", &raw.event_id, &[Text, Int], true)?;
+    let date_of = role("partition_by_date_of", &raw.partition_by_date_of, &[Timestamp], true)?;
+    if let Some(name) = raw.prohibited.iter().find(|p| fields.iter().any(|f| &f.name == *p)) {
+        return Err(format!(
+            "schema.prohibited names {name:?}, which [schema.fields] declares; a field is either published or prohibited"
+        ));
+    }
+    let unknown_fields = match raw.unknown_fields.as_str() {
+        "breach" => UnknownFields::Breach,
+        "reject" => UnknownFields::Reject,
+        other => {
+            return Err(format!(
+                "schema.unknown_fields = {other:?}; use \"breach\" or \"reject\""
+            ));
+        }
+    };
+    Ok(Schema { fields, key, order_by, tiebreak, event_id, date_of, prohibited: raw.prohibited, unknown_fields })
+}
+
+/// `value` as an absolute, lexically normalised path, relative to `folder`.
+fn resolve(folder: &Path, value: &str) -> PathBuf {
+    let joined = folder.join(value);
+    let mut out = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path with symbolic links resolved as far as it exists.
+fn real(path: &Path) -> PathBuf {
+    let mut existing = path.to_owned();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(ToOwned::to_owned), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_owned();
+            }
+            _ => return path.to_owned(),
+        }
+    }
+    let mut out = existing.canonicalize().unwrap_or(existing);
+    out.extend(rest.iter().rev());
+    out
+}
+
+fn check_disjoint(roots: &[(&str, &PathBuf)]) -> std::result::Result<(), String> {
+    let real: Vec<(&str, PathBuf)> = roots.iter().map(|(n, p)| (*n, real(p))).collect();
+    for (i, (a, pa)) in real.iter().enumerate() {
+        for (b, pb) in &real[i + 1..] {
+            if pa.starts_with(pb) || pb.starts_with(pa) {
+                return Err(format!(
+                    "{a} ({}) and {b} ({}) overlap; they must be separate folders, neither inside the other",
+                    pa.display(),
+                    pb.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = r#"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+prohibited = ["email"]
+
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int" }
+"#;
+
+    fn parse(head: &str, schema: &str) -> Result<Config> {
+        Config::parse(&format!("{head}\n{schema}"), Path::new("/cfg/w.toml"), Path::new("/cfg"))
+    }
+
+    fn message(head: &str, schema: &str) -> String {
+        parse(head, schema).expect_err("invalid").to_string()
+    }
+
+    #[test]
+    fn defaults_and_relative_paths() {
+        let config = parse(r#"product = "orders""#, SCHEMA).unwrap();
+        assert_eq!(config.publish_root, Path::new("/cfg/lake/orders"));
+        assert_eq!(config.state_root, Path::new("/cfg/state/orders"));
+        assert_eq!(config.inbox, Path::new("/cfg/inbox"));
+        assert_eq!((config.max_rejected_lines, config.max_dates), (100, 2));
+        assert_eq!(config.max_line_bytes, 1_048_576);
+        assert_eq!(config.write_mode, WriteMode::Replace);
+        let names: Vec<&str> = config.schema.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["event_id", "order_id", "updated_at", "seq"], "declared order kept");
+        assert_eq!(config.schema.tiebreak, Some(3));
+    }
+
+    #[test]
+    fn nested_roots_are_refused() {
+        let head = "product = \"o\"\npublish_root = \"lake\"\nstate_root = \"lake/_state\"";
+        let text = message(head, SCHEMA);
+        assert!(text.contains("publish_root") && text.contains("state_root"), "{text}");
+        let head = "product = \"o\"\nquarantine_root = \"q\"\nstate_root = \"q/../q/s\"";
+        assert!(message(head, SCHEMA).contains("overlap"));
+    }
+
+    #[test]
+    fn roles_must_be_declared_and_typed() {
+        let undeclared = SCHEMA.replace(r#"tiebreak = "seq""#, r#"tiebreak = "sequence""#);
+        assert!(message("product = \"o\"", &undeclared).contains("schema.tiebreak = \"sequence\""));
+        let wrong = SCHEMA.replace(r#"order_by = "updated_at""#, r#"order_by = "seq""#);
+        assert!(message("product = \"o\"", &wrong).contains("must be timestamp"));
+        let bad_type = SCHEMA.replace(r#"seq        = { type = "int" }"#, r#"seq = { type = "float" }"#);
+        assert!(message("product = \"o\"", &bad_type).contains("\"float\" is not a type"));
+        let overlap = SCHEMA.replace(r#"prohibited = ["email"]"#, r#"prohibited = ["seq"]"#);
+        assert!(message("product = \"o\"", &overlap).contains("prohibited"));
+    }
+
+    #[test]
+    fn caps_must_be_positive() {
+        for (head, field) in [
+            ("max_dates = 0", "max_dates"),
+            ("files_per_date = -1", "files_per_date"),
+            ("max_line_bytes = 0", "max_line_bytes"),
+            ("keep_generations = 0", "keep_generations"),
+            ("max_rejected_lines = -5", "max_rejected_lines"),
+            ("max_shrink = 1.5", "max_shrink"),
+            ("write_mode = \"upsert\"", "write_mode"),
+            ("typo_field = 1", "typo_field"),
+        ] {
+            let text = message(&format!("product = \"o\"\n{head}"), SCHEMA);
+            assert!(text.contains(field), "{head}: {text}");
+        }
+    }
+}

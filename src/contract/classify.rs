@@ -1,0 +1,216 @@
+//! One line → one outcome, exactly CONTRACT.md §1: checks in the table's order, each
+//! check over all fields (declared order) before the next check starts.
+//!
+//! [`classify`] is the whole of it; [`Outcome`] is what it returns: blank, an accepted
+//! [`Record`] of typed [`Value`]s in declared order, or a rejected / breaching line with
+//! its [`LineReason`], the field it concerns and the event id where that parsed.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use super::json::{self, Parsed};
+use super::schema::{FieldType, Schema, UnknownFields};
+use super::timestamp::{self, Instant, TimestampError};
+use super::LineReason;
+
+/// One typed field value.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Str(Box<str>),
+    Ts(Instant),
+}
+
+impl Value {
+    /// The instant, for a timestamp value.
+    pub fn instant(&self) -> Option<Instant> {
+        match self {
+            Value::Ts(instant) => Some(*instant),
+            _ => None,
+        }
+    }
+
+    /// The integer, for an int value.
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// An accepted line's values, one per declared field, in declared order.
+pub type Record = Box<[Value]>;
+
+/// A line the contract does not accept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineIssue {
+    pub reason: LineReason,
+    /// The field it concerns, where one applies.
+    pub field: Option<String>,
+    /// The line's event id, where it parsed.
+    pub event_id: Option<String>,
+}
+
+/// What one line is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Blank,
+    Accepted(Record),
+    Rejected(LineIssue),
+    Breach(LineIssue),
+}
+
+/// The bytes of one line (terminator and trailing `\r` removed), or the fact that it
+/// was longer than `max_line_bytes` and was not kept.
+#[derive(Clone, Copy, Debug)]
+pub enum LineBytes<'a> {
+    Kept(&'a [u8]),
+    TooLong,
+}
+
+/// Field names longer than this are cut in quarantine and reports.
+const MAX_REPORTED_NAME: usize = 200;
+
+/// Classifies one line.
+pub fn classify(line: LineBytes<'_>, schema: &Schema) -> Outcome {
+    let bytes = match line {
+        LineBytes::TooLong => return reject(LineReason::LineTooLong, None, None),
+        LineBytes::Kept(bytes) => bytes,
+    };
+    if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+        return Outcome::Blank;
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return reject(LineReason::InvalidUtf8, None, None);
+    };
+    let members = match json::parse_object(text) {
+        Parsed::Object(members) => members,
+        Parsed::NotAnObject => return reject(LineReason::NotAnObject, None, None),
+        Parsed::Malformed => return reject(LineReason::MalformedJson, None, None),
+    };
+    classify_members(&members, schema)
+}
+
+fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
+    let event_id = || event_id_of(members, schema);
+    let issue = |reason, field: &str| LineIssue {
+        reason,
+        field: Some(reported_name(field)),
+        event_id: event_id(),
+    };
+
+    if let Some(name) = schema.prohibited.iter().find(|p| members.iter().any(|(k, _)| k == *p)) {
+        return Outcome::Breach(issue(LineReason::ProhibitedField, name));
+    }
+    if let Some((name, _)) = members.iter().find(|(k, _)| schema.index_of(k).is_none()) {
+        let unknown = issue(LineReason::UnknownField, name);
+        return match schema.unknown_fields {
+            UnknownFields::Breach => Outcome::Breach(unknown),
+            UnknownFields::Reject => Outcome::Rejected(unknown),
+        };
+    }
+    if let Some(name) = first_duplicate_key(members) {
+        return Outcome::Rejected(issue(LineReason::DuplicateKey, name));
+    }
+
+    // Keys are now unique and all declared: one raw value (or none) per declared field.
+    let raw: Vec<Option<&RawValue>> = schema
+        .fields
+        .iter()
+        .map(|f| {
+            let value = members.iter().find(|(k, _)| *k == f.name).map(|(_, v)| *v);
+            value.filter(|v| v.get() != "null")
+        })
+        .collect();
+
+    for (field, value) in schema.fields.iter().zip(&raw) {
+        if field.required && value.is_none() {
+            return Outcome::Rejected(issue(LineReason::MissingField, &field.name));
+        }
+    }
+    let mut values = Vec::with_capacity(raw.len());
+    let mut stamps: Vec<(usize, Cow<'_, str>)> = Vec::new();
+    for (index, (field, value)) in schema.fields.iter().zip(&raw).enumerate() {
+        let Some(value) = value else {
+            values.push(Value::Null);
+            continue;
+        };
+        let typed = match field.ty {
+            FieldType::Int => int_value(value).map(Value::Int),
+            FieldType::String => json::string_value(value).map(|s| Value::Str(s.into())),
+            FieldType::Timestamp => json::string_value(value).map(|s| {
+                stamps.push((index, s));
+                Value::Null
+            }),
+        };
+        match typed {
+            Some(v) => values.push(v),
+            None => return Outcome::Rejected(issue(LineReason::BadType, &field.name)),
+        }
+    }
+    let parsed: Vec<(usize, Result<Instant, TimestampError>)> =
+        stamps.iter().map(|(i, s)| (*i, timestamp::parse(s))).collect();
+    for (error, reason) in [
+        (TimestampError::WithoutOffset, LineReason::TimestampWithoutOffset),
+        (TimestampError::Invalid, LineReason::BadTimestamp),
+    ] {
+        if let Some((index, _)) = parsed.iter().find(|(_, r)| *r == Err(error)) {
+            return Outcome::Rejected(issue(reason, schema.name(*index)));
+        }
+    }
+    for (index, instant) in parsed {
+        if let Ok(instant) = instant {
+            values[index] = Value::Ts(instant);
+        }
+    }
+    Outcome::Accepted(values.into_boxed_slice())
+}
+
+fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -> Outcome {
+    Outcome::Rejected(LineIssue { reason, field, event_id })
+}
+
+/// A JSON integer that fits i64; `1.0`, `1e2`, `"1"`, `true` are not.
+fn int_value(raw: &RawValue) -> Option<i64> {
+    let text = raw.get();
+    let is_integer = text.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    if is_integer { text.parse().ok() } else { None }
+}
+
+/// The line's event id as text, when it is present and of its declared type.
+fn event_id_of(members: &json::Members<'_>, schema: &Schema) -> Option<String> {
+    let field = &schema.fields[schema.event_id];
+    let (_, raw) = members.iter().find(|(k, _)| *k == field.name)?;
+    match field.ty {
+        FieldType::Int => int_value(raw).map(|n| n.to_string()),
+        _ => json::string_value(raw).map(|s| reported_name(&s)),
+    }
+}
+
+/// The first key that appears a second time, in line order.
+fn first_duplicate_key<'m>(members: &'m json::Members<'_>) -> Option<&'m str> {
+    if members.len() <= 16 {
+        return members
+            .iter()
+            .enumerate()
+            .find(|(i, (k, _))| members[..*i].iter().any(|(earlier, _)| earlier == k))
+            .map(|(_, (k, _))| k.as_ref());
+    }
+    let mut seen = std::collections::HashSet::with_capacity(members.len());
+    members.iter().map(|(k, _)| k.as_ref()).find(|k| !seen.insert(*k))
+}
+
+/// A name from the file, cut to a bounded length for reports.
+fn reported_name(name: &str) -> String {
+    if name.len() <= MAX_REPORTED_NAME {
+        return name.to_owned();
+    }
+    let mut end = MAX_REPORTED_NAME;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &name[..end])
+}

@@ -1,0 +1,62 @@
+//! PURE. The landing contract's line rules (CONTRACT.md §1): one line in, one
+//! [`Outcome`] out. No file system, no clock, no environment.
+//!
+//! - [`timestamp`]: RFC 3339 → exact [`Instant`]; UTC [`Date`]s.
+//! - [`json`]: strict parsing that keeps duplicate keys.
+//! - [`classify`]: the checks in the contract's order.
+//! - [`schema`]: the declared fields and their roles.
+
+pub mod classify;
+pub mod json;
+pub mod schema;
+pub mod timestamp;
+
+pub use classify::{LineBytes, LineIssue, Outcome, Record, Value, classify};
+pub use schema::{Field, FieldType, Schema, UnknownFields};
+pub use timestamp::{Date, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// Why a line is not accepted (rejects) or why it refuses its whole file (breaches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineReason {
+    LineTooLong,
+    InvalidUtf8,
+    MalformedJson,
+    NotAnObject,
+    ProhibitedField,
+    UnknownField,
+    DuplicateKey,
+    MissingField,
+    BadType,
+    TimestampWithoutOffset,
+    BadTimestamp,
+    Conflict,
+}
+
+impl LineReason {
+    /// The contract's reason code.
+    pub fn code(self) -> &'static str {
+        match self {
+            LineReason::LineTooLong => "line_too_long",
+            LineReason::InvalidUtf8 => "invalid_utf8",
+            LineReason::MalformedJson => "malformed_json",
+            LineReason::NotAnObject => "not_an_object",
+            LineReason::ProhibitedField => "prohibited_field",
+            LineReason::UnknownField => "unknown_field",
+            LineReason::DuplicateKey => "duplicate_key",
+            LineReason::MissingField => "missing_field",
+            LineReason::BadType => "bad_type",
+            LineReason::TimestampWithoutOffset => "timestamp_without_offset",
+            LineReason::BadTimestamp => "bad_timestamp",
+            LineReason::Conflict => "conflict",
+        }
+    }
+}
+
+impl std::fmt::Display for LineReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}

@@ -1,0 +1,77 @@
+//! The declared schema of one product: its fields in declared order and the roles
+//! (key, order, tiebreak, event id, date) that the contract gives some of them.
+//!
+//! [`Schema`] is built and validated by `config`; everything downstream indexes fields by
+//! their position in [`Schema::fields`].
+
+use std::fmt;
+
+/// The JSON shape a declared field must have (CONTRACT.md, "Field types").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    /// A JSON string.
+    String,
+    /// A JSON integer that fits i64.
+    Int,
+    /// A JSON string holding an RFC 3339 instant with an offset.
+    Timestamp,
+}
+
+impl FieldType {
+    /// The name used in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldType::String => "string",
+            FieldType::Int => "int",
+            FieldType::Timestamp => "timestamp",
+        }
+    }
+}
+
+impl fmt::Display for FieldType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One declared field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub ty: FieldType,
+    pub required: bool,
+}
+
+/// What to do with a field the schema does not declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownFields {
+    /// The whole file is refused.
+    Breach,
+    /// Only the line is rejected.
+    Reject,
+}
+
+/// The validated schema: field roles are indexes into `fields`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schema {
+    pub fields: Vec<Field>,
+    pub key: usize,
+    pub order_by: usize,
+    pub tiebreak: Option<usize>,
+    pub event_id: usize,
+    pub date_of: usize,
+    pub prohibited: Vec<String>,
+    pub unknown_fields: UnknownFields,
+}
+
+impl Schema {
+    /// The index of the declared field called `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// The name of the field at `index`.
+    pub fn name(&self, index: usize) -> &str {
+        &self.fields[index].name
+    }
+}

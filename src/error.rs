@@ -1,0 +1,73 @@
+//! [`Error`]: everything that can stop a command, each message naming the path, the
+//! reason and what to do next. [`Error::exit_code`] maps it to CONTRACT.md §8.
+
+use std::path::{Path, PathBuf};
+
+use crate::exit;
+
+/// Wharf's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can stop a command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The config file is missing, unreadable or invalid. Nothing was touched.
+    #[error("config {path}: {message}")]
+    Config { path: PathBuf, message: String },
+
+    /// The command line asks for something that cannot be done as asked.
+    #[error("{0}")]
+    Usage(String),
+
+    /// An input path that cannot be landed as given.
+    #[error("input {path}: {message}")]
+    Input { path: PathBuf, message: String },
+
+    /// A file-system operation failed.
+    #[error("{path}: could not {action}: {source}; {hint}")]
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        hint: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The checkpoint exists but is not a valid checkpoint: a human must look (§5.3).
+    #[error(
+        "checkpoint {path} is corrupt ({detail}); nothing was touched. Inspect it, then \
+         move it aside to land the input again"
+    )]
+    CorruptCheckpoint { path: PathBuf, detail: String },
+
+    /// A state file (manifest, run log, trash record) cannot be read.
+    #[error("state file {path} is corrupt ({detail}); nothing was touched. Inspect it or restore it from a backup")]
+    CorruptState { path: PathBuf, detail: String },
+
+    /// Another run holds the product's lock (§5.2).
+    #[error("busy: another run of this product holds {path}; nothing was touched. Retry when it ends")]
+    Busy { path: PathBuf },
+
+    /// The run was stopped at a test failpoint.
+    #[error("stopped at failpoint {0}")]
+    Failpoint(String),
+}
+
+impl Error {
+    /// An I/O error on `path` with what was being done and the next step.
+    pub fn io(path: &Path, action: &'static str, hint: &'static str, source: std::io::Error) -> Self {
+        Error::Io { path: path.to_owned(), action, hint, source }
+    }
+
+    /// The process exit code for this error (CONTRACT.md §8).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Config { .. } | Error::Usage(_) | Error::Input { .. } => exit::USAGE,
+            Error::Busy { .. } => exit::BUSY,
+            Error::Io { .. }
+            | Error::CorruptCheckpoint { .. }
+            | Error::CorruptState { .. }
+            | Error::Failpoint(_) => exit::ERROR,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Wharf lands closed JSONL event files into a Hive-partitioned Parquet dataset safely.
+//!
+//! The seam is between deciding and acting: [`contract`] and [`plan`] are pure and compute
+//! a [`plan::Plan`]; [`land`] executes it (hash, stage, swap, quarantine, checkpoint).
+//! The CLI ([`cli`]) and the operator console ([`console`]) both drive the same core.
+
+pub mod config;
+pub mod contract;
+pub mod error;
+pub mod exit;
+
+pub use error::{Error, Result};
