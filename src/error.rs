@@ -48,6 +48,10 @@ pub enum Error {
     #[error("busy: another run of this product holds {path}; nothing was touched. Retry when it ends")]
     Busy { path: PathBuf },
 
+    /// The operator cancelled the work.
+    #[error("cancelled; nothing was written")]
+    Cancelled,
+
     /// The run was stopped at a test failpoint.
     #[error("stopped at failpoint {0}")]
     Failpoint(String),
@@ -67,6 +71,7 @@ impl Error {
             Error::Io { .. }
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
+            | Error::Cancelled
             | Error::Failpoint(_) => exit::ERROR,
         }
     }

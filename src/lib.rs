@@ -10,3 +10,6 @@ pub mod error;
 pub mod exit;
 
 pub use error::{Error, Result};
+pub mod input;
+pub mod land;
+pub mod plan;

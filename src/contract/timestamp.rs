@@ -102,6 +102,12 @@ impl fmt::Display for Date {
     }
 }
 
+impl serde::Serialize for Date {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// Parses one RFC 3339 timestamp under the contract's rules.
 ///
 /// `YYYY-MM-DD`, `T`/`t`/space, `HH:MM:SS`, optional `.` and 1+ digits (past the ninth
@@ -190,7 +196,7 @@ fn digits(b: &[u8], at: usize, len: usize) -> Option<u32> {
 }
 
 fn is_leap_year(year: u32) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
 fn days_in_month(year: u32, month: u32) -> u32 {

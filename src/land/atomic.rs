@@ -1,0 +1,47 @@
+//! Durable file-system steps: [`write_atomic`] (temp file, fsync, rename, fsync folder)
+//! and [`sync_dir`]. Every published or state file goes through these.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Writes `bytes` to `path` so a reader or a crash sees the old file or the new one,
+/// never a part. The file is created with mode `mode`.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    create_dir_all(folder)?;
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let temp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    let io = |action, e| Error::io(&temp, action, "check the disk and permissions, then rerun", e);
+    let mut file = create(&temp, mode).map_err(|e| io("create a temporary file", e))?;
+    file.write_all(bytes).map_err(|e| io("write", e))?;
+    file.sync_all().map_err(|e| io("fsync", e))?;
+    drop(file);
+    fs::rename(&temp, path).map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        Error::io(path, "rename a temporary file into place", "check the disk and permissions", e)
+    })?;
+    sync_dir(folder)
+}
+
+/// Creates (truncating) `path` with permission bits `mode`.
+pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path)
+}
+
+/// fsyncs a folder so renames and creations inside it are durable.
+pub fn sync_dir(folder: &Path) -> Result<()> {
+    File::open(folder)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|e| Error::io(folder, "fsync the folder", "check the disk, then rerun", e))
+}
+
+/// `fs::create_dir_all` with a message naming the folder.
+pub fn create_dir_all(folder: &Path) -> Result<()> {
+    fs::create_dir_all(folder).map_err(|e| {
+        Error::io(folder, "create the folder", "check that the parent exists and is writable", e)
+    })
+}

@@ -1,0 +1,220 @@
+//! EFFECTS. Everything that touches the disk: reading and hashing the input, the lock,
+//! staging, Parquet, the swap, quarantine, manifest, checkpoint, run log.
+//!
+//! [`plan_input`] is the read-only half (what `wharf plan` and the console show);
+//! [`run`] is the whole landing, top to bottom in the contract's order.
+
+pub mod atomic;
+pub mod failpoint;
+pub mod lock;
+pub mod parquet_files;
+pub mod quarantine;
+pub mod restore;
+pub mod runlog;
+pub mod state;
+pub mod swap;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::contract::{self, Date};
+use crate::error::Result;
+use crate::input;
+use crate::plan::{self, Action, Checkpoint, DecideOptions, Event, Owner, PartitionEntry, Plan, Tally};
+
+/// What a run reports while it works; returning `false` from the callback cancels
+/// (honoured while reading, before anything is written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Bytes of the input read so far, of `total`.
+    Reading { bytes: u64, total: u64 },
+    /// Writing the new partition of a date.
+    Staging { date: Date },
+    /// Swapping a date in.
+    Swapping { date: Date },
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    Published,
+    Skipped,
+    Refused,
+}
+
+impl RunStatus {
+    pub fn code(self) -> &'static str {
+        match self {
+            RunStatus::Published => "published",
+            RunStatus::Skipped => "skipped",
+            RunStatus::Refused => "refused",
+        }
+    }
+}
+
+/// A finished run: its status and the plan it executed.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub plan: Plan,
+    pub duration_ms: u64,
+}
+
+/// Plans `path` without writing anything: read once (hash + classify + rank), then
+/// decide against the published state (§5 steps 3–10).
+pub fn plan_input(
+    config: &Config,
+    path: &Path,
+    options: DecideOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Plan> {
+    let mut input = input::open(path)?;
+    let checkpoint = state::read_checkpoint(config, &input.name)?;
+    let manifest = state::read_manifest(config)?;
+    let mut tally = Tally::new(&config.schema);
+    let total = input.size;
+    let sha256 = input::scan(
+        &mut input.file,
+        path,
+        config.max_line_bytes,
+        &mut |bytes| progress(Progress::Reading { bytes, total }),
+        |line, bytes| tally.push(line, contract::classify(bytes, &config.schema)),
+    )?;
+    let published = state::published(config, checkpoint, &manifest)?;
+    let owner = Owner { input_name: input.name, input_sha256: sha256 };
+    Ok(plan::decide(tally.finish(), owner, config, &published, options))
+}
+
+/// Lands `path`: CONTRACT.md §5 then §6, in order.
+pub fn run(
+    config: &Config,
+    path: &Path,
+    options: DecideOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<RunOutcome> {
+    let started = Instant::now();
+    let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
+    failpoint::hit("after_lock");
+    let plan = plan_input(config, path, options, progress)?; // §5.3–5.10
+    let now = timestamp_now();
+    let (status, swaps) = match plan.action {
+        Action::Skip => (RunStatus::Skipped, Vec::new()),
+        Action::Refuse => {
+            quarantine::write(config, &plan, RunStatus::Refused.code(), &now)?; // §6.1
+            (RunStatus::Refused, Vec::new())
+        }
+        Action::Publish => {
+            quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
+            failpoint::hit("after_quarantine");
+            let published = publish(config, &plan, &now, progress); // §6.2–6.4
+            if published.is_err() {
+                let _ = swap::clean_staging(config); // the error is the one to report
+            }
+            (RunStatus::Published, published?)
+        }
+    };
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let mut record = run_record(config, &plan, status, &now, duration_ms);
+    record.swaps = swaps.iter().map(|m| m.code().to_owned()).collect();
+    runlog::append(config, &record)?; // §6.5
+    Ok(RunOutcome { status, plan, duration_ms })
+}
+
+/// Stages every date, swaps each in, then writes the manifest and last the checkpoint.
+fn publish(
+    config: &Config,
+    plan: &Plan,
+    now: &str,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Vec<swap::SwapMethod>> {
+    let generation = format!("{}-{}", now.replace([':', '-'], ""), &plan.input_sha256[..12]);
+    let staging = swap::fresh_staging(config, &generation)?;
+    let by_date = rows_by_date(plan, config);
+    for (date, rows) in &by_date {
+        progress(Progress::Staging { date: *date });
+        let folder = state::partition_dir(&staging, *date);
+        atomic::create_dir_all(&folder)?;
+        parquet_files::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
+        atomic::sync_dir(&folder)?;
+    }
+    atomic::sync_dir(&staging)?;
+    failpoint::hit("after_stage");
+
+    let mut manifest = state::read_manifest(config)?;
+    let mut methods = Vec::with_capacity(by_date.len());
+    for (index, (date, rows)) in by_date.iter().enumerate() {
+        progress(Progress::Swapping { date: *date });
+        let key = date.to_string();
+        let before = plan.dates.iter().find(|d| d.event_date == *date).and_then(|d| {
+            let owner = manifest.dates.get(&key).map(|e| e.owner.clone());
+            d.rows_before.map(|rows| (owner, rows))
+        });
+        let staged = state::partition_dir(&staging, *date);
+        methods.push(swap::swap_in(config, &staged, *date, &generation, before)?);
+        failpoint::hit(&format!("after_swap_{}", index + 1));
+        let entry = PartitionEntry {
+            owner: Owner { input_name: plan.input_name.clone(), input_sha256: plan.input_sha256.clone() },
+            rows: rows.len() as u64,
+            files: config.files_per_date.clamp(1, rows.len().max(1)) as u64,
+            published_at: now.to_owned(),
+        };
+        manifest.dates.insert(key, entry);
+    }
+    swap::clean_staging(config)?;
+    failpoint::hit("after_swaps");
+    state::write_manifest(config, &manifest)?;
+    failpoint::hit("after_manifest");
+    state::write_checkpoint(config, &checkpoint(config, plan, now))?;
+    failpoint::hit("after_checkpoint");
+    Ok(methods)
+}
+
+/// The plan's winners grouped by `event_date`, each group still sorted by key.
+fn rows_by_date<'p>(plan: &'p Plan, config: &Config) -> BTreeMap<Date, Vec<&'p Event>> {
+    let mut by_date: BTreeMap<Date, Vec<&Event>> = BTreeMap::new();
+    for winner in &plan.winners {
+        if let Some(instant) = winner.record[config.schema.date_of].instant() {
+            by_date.entry(instant.utc_date()).or_default().push(winner);
+        }
+    }
+    by_date
+}
+
+fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
+    Checkpoint {
+        product: config.product.clone(),
+        input_name: plan.input_name.clone(),
+        input_sha256: plan.input_sha256.clone(),
+        accepted_rows: plan.counts.accepted,
+        rejected_rows: plan.counts.rejected,
+        retries: plan.counts.retries,
+        keys: plan.counts.keys,
+        event_dates: plan.dates.iter().map(|d| d.event_date.to_string()).collect(),
+        publish_root: config.publish_root.display().to_string(),
+        published_at: now.to_owned(),
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+    }
+}
+
+fn run_record(config: &Config, plan: &Plan, status: RunStatus, now: &str, duration_ms: u64) -> runlog::RunRecord {
+    runlog::RunRecord {
+        time: now.to_owned(),
+        product: config.product.clone(),
+        input_name: plan.input_name.clone(),
+        input_sha256: plan.input_sha256.clone(),
+        action: status.code().to_owned(),
+        reason: plan.reason().map(str::to_owned),
+        dates: plan.dates.iter().map(|d| d.event_date.to_string()).collect(),
+        counts: plan.counts.clone(),
+        duration_ms,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        swaps: Vec::new(),
+    }
+}
+
+/// Now, UTC, RFC 3339 with microseconds.
+pub fn timestamp_now() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}

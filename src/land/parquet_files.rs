@@ -1,0 +1,160 @@
+//! Parquet files of one partition: [`write_partition`] writes a date's rows (sorted by
+//! key) as `files_per_date` files, one column per declared field (`int` → INT64, `string`
+//! → UTF8, `timestamp` → TIMESTAMP(MICROS, UTC)), snappy, with statistics and dictionary
+//! encoding, each file fsynced. The partition column lives only in the folder name.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical};
+use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::{Type, TypePtr};
+
+use crate::contract::{FieldType, Schema, Value};
+use crate::error::{Error, Result};
+use crate::land::atomic;
+use crate::plan::Event;
+
+/// Rows per row group, at most.
+const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// The Parquet schema of the published files.
+pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
+    let columns = schema
+        .fields
+        .iter()
+        .map(|field| {
+            let (physical, logical) = match field.ty {
+                FieldType::Int => (Physical::INT64, None),
+                FieldType::String => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+                FieldType::Timestamp => {
+                    (Physical::INT64, Some(LogicalType::timestamp(true, TimeUnit::MICROS)))
+                }
+            };
+            Type::primitive_type_builder(&field.name, physical)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(logical)
+                .build()
+                .map(Arc::new)
+        })
+        .collect::<parquet::errors::Result<Vec<_>>>()
+        .and_then(|fields| Type::group_type_builder("schema").with_fields(fields).build());
+    columns.map(Arc::new).map_err(|e| Error::Usage(format!("cannot build the Parquet schema: {e}")))
+}
+
+/// Writes `rows` into `folder` as `files` files `part-NNNNN.parquet` split evenly in
+/// order; returns the paths written. Each file is fsynced; the folder is not.
+pub fn write_partition(
+    folder: &Path,
+    schema: &Schema,
+    rows: &[&Event],
+    files: usize,
+) -> Result<Vec<PathBuf>> {
+    let parquet_schema = parquet_schema(schema)?;
+    let properties = Arc::new(
+        WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(format!("wharf {}", env!("CARGO_PKG_VERSION")))
+            .build(),
+    );
+    let files = files.clamp(1, rows.len().max(1));
+    let per_file = rows.len().div_ceil(files).max(1);
+    let mut written = Vec::with_capacity(files);
+    for (index, chunk) in chunks_or_empty(rows, per_file).enumerate() {
+        let path = folder.join(format!("part-{index:05}.parquet"));
+        let io = |e: std::io::Error| Error::io(&path, "write a Parquet file", "check free space, then rerun", e);
+        let file = atomic::create(&path, 0o644).map_err(io)?;
+        let mut writer =
+            SerializedFileWriter::new(file, parquet_schema.clone(), properties.clone())
+                .map_err(|e| parquet_error(&path, e))?;
+        for group in chunk.chunks(ROW_GROUP_ROWS) {
+            write_row_group(&mut writer, schema, group).map_err(|e| parquet_error(&path, e))?;
+        }
+        let file = writer.into_inner().map_err(|e| parquet_error(&path, e))?;
+        file.sync_all().map_err(io)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// `rows` in chunks of `size`, or one empty chunk when there are no rows.
+fn chunks_or_empty<'a>(rows: &'a [&'a Event], size: usize) -> Box<dyn Iterator<Item = &'a [&'a Event]> + 'a> {
+    if rows.is_empty() {
+        Box::new(std::iter::once(rows))
+    } else {
+        Box::new(rows.chunks(size))
+    }
+}
+
+fn write_row_group(
+    writer: &mut SerializedFileWriter<File>,
+    schema: &Schema,
+    rows: &[&Event],
+) -> parquet::errors::Result<()> {
+    let mut group = writer.next_row_group()?;
+    let mut index = 0;
+    while let Some(mut column) = group.next_column()? {
+        let field = &schema.fields[index];
+        let definition: Vec<i16> =
+            rows.iter().map(|r| i16::from(r.record[index] != Value::Null)).collect();
+        match field.ty {
+            FieldType::Int | FieldType::Timestamp => {
+                let values: Vec<i64> = rows
+                    .iter()
+                    .filter_map(|r| match &r.record[index] {
+                        Value::Int(n) => Some(*n),
+                        Value::Ts(t) => Some(t.micros()),
+                        _ => None,
+                    })
+                    .collect();
+                column.typed::<Int64Type>().write_batch(&values, Some(&definition), None)?;
+            }
+            FieldType::String => {
+                let values: Vec<ByteArray> = rows
+                    .iter()
+                    .filter_map(|r| match &r.record[index] {
+                        Value::Str(s) => Some(ByteArray::from(s.as_bytes().to_vec())),
+                        _ => None,
+                    })
+                    .collect();
+                column.typed::<ByteArrayType>().write_batch(&values, Some(&definition), None)?;
+            }
+        }
+        column.close()?;
+        index += 1;
+    }
+    group.close()?;
+    Ok(())
+}
+
+fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    Error::io(path, "write a Parquet file", "check free space, then rerun", std::io::Error::other(e))
+}
+
+/// The rows in every `*.parquet` file of `folder`, from the footers.
+pub fn count_rows(folder: &Path) -> Result<u64> {
+    let mut rows = 0;
+    for path in parquet_paths(folder)? {
+        let fail = |e: String| Error::CorruptState { path: path.clone(), detail: e };
+        let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
+        let reader = SerializedFileReader::new(file).map_err(|e| fail(e.to_string()))?;
+        rows += reader.metadata().file_metadata().num_rows() as u64;
+    }
+    Ok(rows)
+}
+
+/// The `*.parquet` files directly in `folder`, sorted by name.
+pub fn parquet_paths(folder: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(folder)
+        .map_err(|e| Error::io(folder, "list the partition", "check that it is readable", e))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}

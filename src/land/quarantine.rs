@@ -1,0 +1,123 @@
+//! Quarantine (CONTRACT.md §6.1): `<quarantine_root>/<sha256>/rejects.jsonl`, one object
+//! per rejected or breaching line (`line`, `reason`, `field`, `event_id`), and
+//! `summary.json`. Written on refusal too, replacing an earlier one for the same hash;
+//! files are created 0600. Never a raw line, never a field's value.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::land::{atomic, state};
+use crate::plan::{Counts, Plan};
+
+/// One line of `rejects.jsonl`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectRecord {
+    pub line: u64,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuarantineSummary {
+    pub product: String,
+    pub input_name: String,
+    pub input_sha256: String,
+    pub action: String,
+    pub reason: Option<String>,
+    pub lines: u64,
+    pub accepted: u64,
+    pub rejected: u64,
+    pub by_reason: BTreeMap<String, u64>,
+    pub written_at: String,
+    pub tool_version: String,
+}
+
+/// The quarantine folder of input hash `sha256`.
+pub fn folder(config: &Config, sha256: &str) -> PathBuf {
+    config.quarantine_root.join(sha256)
+}
+
+/// Writes the quarantine of `plan`, the action it will report being `action`.
+pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()> {
+    let folder = folder(config, &plan.input_sha256);
+    atomic::create_dir_all(&folder)?;
+    let mut rejects = Vec::with_capacity(plan.findings.len() * 64);
+    for finding in &plan.findings {
+        let record = RejectRecord {
+            line: finding.line,
+            reason: finding.issue.reason.code().to_owned(),
+            field: finding.issue.field.clone(),
+            event_id: finding.issue.event_id.clone(),
+        };
+        serde_json::to_writer(&mut rejects, &record).map_err(|e| Error::Usage(e.to_string()))?;
+        rejects.push(b'\n');
+    }
+    atomic::write_atomic(&folder.join("rejects.jsonl"), &rejects, 0o600)?;
+    let summary = QuarantineSummary {
+        product: config.product.clone(),
+        input_name: plan.input_name.clone(),
+        input_sha256: plan.input_sha256.clone(),
+        action: action.to_owned(),
+        reason: plan.reason().map(str::to_owned),
+        lines: plan.counts.lines,
+        accepted: plan.counts.accepted,
+        rejected: plan.counts.rejected,
+        by_reason: by_reason(&plan.counts),
+        written_at: now.to_owned(),
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    atomic::write_atomic(&folder.join("summary.json"), &state::pretty(&summary), 0o600)
+}
+
+/// Counts by reason code.
+pub fn by_reason(counts: &Counts) -> BTreeMap<String, u64> {
+    counts.by_reason.iter().map(|(r, n)| (r.code().to_owned(), *n)).collect()
+}
+
+/// Every quarantine summary, newest first.
+pub fn list(config: &Config) -> Result<Vec<QuarantineSummary>> {
+    let entries = match std::fs::read_dir(&config.quarantine_root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&config.quarantine_root, "list the quarantine", "check permissions", e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path().join("summary.json");
+        if let Ok(text) = std::fs::read(&path) {
+            let summary: QuarantineSummary = serde_json::from_slice(&text)
+                .map_err(|e| Error::CorruptState { path: path.clone(), detail: e.to_string() })?;
+            out.push(summary);
+        }
+    }
+    out.sort_by(|a, b| b.written_at.cmp(&a.written_at));
+    Ok(out)
+}
+
+/// The rejects of the input with hash `sha256` (a unique prefix is enough).
+pub fn rejects(config: &Config, sha256: &str) -> Result<(QuarantineSummary, Vec<RejectRecord>)> {
+    let matches: Vec<QuarantineSummary> =
+        list(config)?.into_iter().filter(|s| s.input_sha256.starts_with(sha256)).collect();
+    let summary = match matches.as_slice() {
+        [one] => one.clone(),
+        [] => return Err(Error::Usage(format!("no quarantine entry has a hash starting {sha256:?}; run `wharf quarantine` to list them"))),
+        _ => return Err(Error::Usage(format!("{} quarantine entries start with {sha256:?}; give more of the hash", matches.len()))),
+    };
+    let path = folder(config, &summary.input_sha256).join("rejects.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::io(&path, "read the rejects", "check permissions", e))?;
+    let records = text
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<std::result::Result<Vec<RejectRecord>, _>>()
+        .map_err(|e| Error::CorruptState { path, detail: e.to_string() })?;
+    Ok((summary, records))
+}

@@ -1,0 +1,77 @@
+//! The run log (CONTRACT.md §6.5): `<state_root>/runs.jsonl`, one line per run with
+//! time, product, input, hash, action, reason, dates, counts, duration and tool version.
+//! No row data.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::land::atomic;
+use crate::plan::Counts;
+
+/// One run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub time: String,
+    pub product: String,
+    pub input_name: String,
+    pub input_sha256: String,
+    pub action: String,
+    pub reason: Option<String>,
+    pub dates: Vec<String>,
+    pub counts: Counts,
+    pub duration_ms: u64,
+    pub tool_version: String,
+    /// How dates were swapped in: `rename`, `exchange` or `two_renames`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub swaps: Vec<String>,
+}
+
+fn path(config: &Config) -> PathBuf {
+    config.state_root.join("runs.jsonl")
+}
+
+/// Appends `record` and fsyncs the log.
+pub fn append(config: &Config, record: &RunRecord) -> Result<()> {
+    let path = path(config);
+    atomic::create_dir_all(&config.state_root)?;
+    let mut line = serde_json::to_vec(record).map_err(|e| Error::Usage(e.to_string()))?;
+    line.push(b'\n');
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| {
+            file.write_all(&line)?;
+            file.sync_all()
+        })
+        .map_err(|e| Error::io(&path, "append to the run log", "check free space", e))
+}
+
+/// Every run, oldest first. A torn last line (a crash mid-append) is skipped.
+pub fn read(config: &Config) -> Result<Vec<RunRecord>> {
+    let path = path(config);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&path, "read the run log", "check permissions", e)),
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut records = Vec::with_capacity(lines.len());
+    for (index, line) in lines.iter().enumerate() {
+        match serde_json::from_str(line) {
+            Ok(record) => records.push(record),
+            Err(_) if index + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => {
+                return Err(Error::CorruptState {
+                    path,
+                    detail: format!("line {}: {e}", index + 1),
+                });
+            }
+        }
+    }
+    Ok(records)
+}

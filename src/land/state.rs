@@ -1,0 +1,106 @@
+//! Reading and writing the state a decision looks at: checkpoints (§7), the partition
+//! manifest (§6.4) and [`published`], the dates that exist under the publish root now.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::contract::Date;
+use crate::error::{Error, Result};
+use crate::land::{atomic, parquet_files};
+use crate::plan::{Checkpoint, Manifest, Published, PublishedDate};
+
+/// The folder of `date` under `root`: `event_date=YYYY-MM-DD`.
+pub fn partition_dir(root: &Path, date: Date) -> PathBuf {
+    root.join(format!("event_date={date}"))
+}
+
+/// The checkpoint of input `name`, `None` when there is none; an unparsable one is
+/// [`Error::CorruptCheckpoint`] (§5.3: it must page a human, never look like a skip).
+pub fn read_checkpoint(config: &Config, name: &str) -> Result<Option<Checkpoint>> {
+    let path = config.checkpoint_path(name);
+    let text = match std::fs::read(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, "read the checkpoint", "check its permissions", e)),
+    };
+    serde_json::from_slice(&text)
+        .map(Some)
+        .map_err(|e| Error::CorruptCheckpoint { path, detail: e.to_string() })
+}
+
+/// Writes the checkpoint atomically.
+pub fn write_checkpoint(config: &Config, checkpoint: &Checkpoint) -> Result<()> {
+    let path = config.checkpoint_path(&checkpoint.input_name);
+    atomic::write_atomic(&path, &pretty(checkpoint), 0o644)
+}
+
+fn manifest_path(config: &Config) -> PathBuf {
+    config.state_root.join("partitions.json")
+}
+
+/// The manifest, empty when none was written yet.
+pub fn read_manifest(config: &Config) -> Result<Manifest> {
+    let path = manifest_path(config);
+    match std::fs::read(&path) {
+        Ok(text) => serde_json::from_slice(&text)
+            .map_err(|e| Error::CorruptState { path, detail: e.to_string() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Manifest { product: config.product.clone(), dates: BTreeMap::new() })
+        }
+        Err(e) => Err(Error::io(&path, "read the manifest", "check its permissions", e)),
+    }
+}
+
+/// Writes the manifest atomically.
+pub fn write_manifest(config: &Config, manifest: &Manifest) -> Result<()> {
+    atomic::write_atomic(&manifest_path(config), &pretty(manifest), 0o644)
+}
+
+/// Pretty JSON with a final newline.
+pub fn pretty(value: &impl serde::Serialize) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Every date under the publish root, with its rows and owner (from the manifest, or
+/// counted from the Parquet footers when the manifest does not know the date).
+pub fn published(
+    config: &Config,
+    checkpoint: Option<Checkpoint>,
+    manifest: &Manifest,
+) -> Result<Published> {
+    let mut dates = BTreeMap::new();
+    for (date, folder) in list_partitions(&config.publish_root)? {
+        let known = manifest.dates.get(&date.to_string());
+        let published = match known {
+            Some(entry) => PublishedDate { rows: entry.rows, owner: Some(entry.owner.clone()) },
+            None => PublishedDate { rows: parquet_files::count_rows(&folder)?, owner: None },
+        };
+        dates.insert(date, published);
+    }
+    Ok(Published { checkpoint, dates })
+}
+
+/// The `event_date=YYYY-MM-DD` folders directly under `root` (none when it is absent).
+pub fn list_partitions(root: &Path) -> Result<Vec<(Date, PathBuf)>> {
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::io(root, "list the publish root", "check that it is a readable folder", e));
+        }
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(root, "list the publish root", "check the disk", e))?;
+        let name = entry.file_name();
+        let date = name.to_str().and_then(|n| n.strip_prefix("event_date=")).and_then(Date::parse);
+        if let (Some(date), true) = (date, entry.path().is_dir()) {
+            out.push((date, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,194 @@
+//! Staging and swapping partitions (CONTRACT.md §6.2–6.3).
+//!
+//! New partitions are written under `<publish_root>/.wharf-staging/<run>/` (a hidden
+//! folder that hive readers skip), fsynced, then each date is swapped in with
+//! `renameat2(RENAME_EXCHANGE)` where the kernel has it, so a reader sees the old
+//! partition or the new one. The replaced generation moves to
+//! `<state_root>/trash/event_date=D/<generation>/` with a `generation.json`, keeping the
+//! last `keep_generations`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::contract::Date;
+use crate::error::{Error, Result};
+use crate::land::{atomic, state};
+use crate::plan::Owner;
+
+/// The staging folder's name under the publish root.
+pub const STAGING: &str = ".wharf-staging";
+
+/// How a date was swapped in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapMethod {
+    /// The date was new: one rename.
+    Rename,
+    /// An atomic exchange of the old and new folders.
+    Exchange,
+    /// The kernel has no exchange: old folder renamed aside, new one renamed in.
+    TwoRenames,
+}
+
+impl SwapMethod {
+    pub fn code(self) -> &'static str {
+        match self {
+            SwapMethod::Rename => "rename",
+            SwapMethod::Exchange => "exchange",
+            SwapMethod::TwoRenames => "two_renames",
+        }
+    }
+}
+
+/// A replaced generation's record in the trash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Generation {
+    pub event_date: String,
+    pub owner: Option<Owner>,
+    pub rows: u64,
+    pub replaced_at: String,
+}
+
+/// The staging folder of run `run_id`, emptied of anything a crashed run left.
+pub fn fresh_staging(config: &Config, run_id: &str) -> Result<PathBuf> {
+    let root = config.publish_root.join(STAGING);
+    remove_dir_all(&root)?;
+    let dir = root.join(run_id);
+    atomic::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Removes the staging folder (after a run, or what a crash left).
+pub fn clean_staging(config: &Config) -> Result<()> {
+    remove_dir_all(&config.publish_root.join(STAGING))
+}
+
+fn remove_dir_all(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io(path, "remove the folder", "check permissions, then rerun", e))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Swaps the staged folder `staged` in as `date`'s partition. The generation it replaces
+/// (if any) moves to the trash, recorded with `owner_before` and `rows_before`.
+pub fn swap_in(
+    config: &Config,
+    staged: &Path,
+    date: Date,
+    generation_id: &str,
+    before: Option<(Option<Owner>, u64)>,
+) -> Result<SwapMethod> {
+    atomic::create_dir_all(&config.publish_root)?;
+    let live = state::partition_dir(&config.publish_root, date);
+    let io = |action, e| Error::io(&live, action, "check the publish root, then rerun", e);
+    let method = if !live.exists() {
+        fs::rename(staged, &live).map_err(|e| io("rename the staged partition into place", e))?;
+        SwapMethod::Rename
+    } else {
+        let exchanged = rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            staged,
+            rustix::fs::CWD,
+            &live,
+            rustix::fs::RenameFlags::EXCHANGE,
+        );
+        match exchanged {
+            Ok(()) => SwapMethod::Exchange,
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+                let aside = staged.with_extension("old");
+                fs::rename(&live, &aside).map_err(|e| io("rename the old partition aside", e))?;
+                fs::rename(staged, &live).map_err(|e| io("rename the staged partition into place", e))?;
+                fs::rename(&aside, staged).map_err(|e| io("rename the old partition back to staging", e))?;
+                SwapMethod::TwoRenames
+            }
+            Err(e) => return Err(io("exchange the partitions", e.into())),
+        }
+    };
+    atomic::sync_dir(&config.publish_root)?;
+    if let Some((owner, rows)) = before {
+        // After an exchange (or the fallback), `staged` holds the replaced generation.
+        let record = Generation {
+            event_date: date.to_string(),
+            owner,
+            rows,
+            replaced_at: generation_id.to_owned(),
+        };
+        to_trash(config, staged, date, generation_id, &record)?;
+    }
+    Ok(method)
+}
+
+/// The trash folder of `date`.
+pub fn trash_dir(config: &Config, date: Date) -> PathBuf {
+    config.state_root.join("trash").join(format!("event_date={date}"))
+}
+
+/// Moves the replaced generation at `from` into the trash and prunes old generations.
+fn to_trash(config: &Config, from: &Path, date: Date, id: &str, record: &Generation) -> Result<()> {
+    let folder = trash_dir(config, date);
+    atomic::create_dir_all(&folder)?;
+    let target = folder.join(id);
+    move_dir(from, &target)?;
+    atomic::write_atomic(&target.join("generation.json"), &state::pretty(record), 0o644)?;
+    atomic::sync_dir(&folder)?;
+    let mut generations = generations(config, date)?;
+    while generations.len() > config.keep_generations {
+        let oldest = generations.remove(0);
+        remove_dir_all(&oldest)?;
+    }
+    Ok(())
+}
+
+/// The trash generations of `date`, oldest first.
+pub fn generations(config: &Config, date: Date) -> Result<Vec<PathBuf>> {
+    let folder = trash_dir(config, date);
+    let entries = match fs::read_dir(&folder) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&folder, "list the trash", "check permissions", e)),
+    };
+    let mut out: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Reads a generation's record.
+pub fn read_generation(folder: &Path) -> Result<Generation> {
+    let path = folder.join("generation.json");
+    let text = fs::read(&path).map_err(|e| Error::io(&path, "read the generation record", "check the trash", e))?;
+    serde_json::from_slice(&text).map_err(|e| Error::CorruptState { path, detail: e.to_string() })
+}
+
+/// Renames `from` to `to`, copying across file systems when a rename cannot.
+pub fn move_dir(from: &Path, to: &Path) -> Result<()> {
+    match fs::rename(from, to) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {
+            copy_dir(from, to)?;
+            remove_dir_all(from)
+        }
+        Err(e) => Err(Error::io(from, "move the folder", "check permissions, then rerun", e)),
+    }
+}
+
+/// Copies the files of `from` (one level, as partitions are) into a new folder `to`,
+/// fsyncing each file and the folder.
+pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    atomic::create_dir_all(to)?;
+    let entries = fs::read_dir(from).map_err(|e| Error::io(from, "list the folder", "check permissions", e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(from, "list the folder", "check the disk", e))?;
+        let target = to.join(entry.file_name());
+        fs::copy(entry.path(), &target)
+            .and_then(|_| fs::File::open(&target)?.sync_all())
+            .map_err(|e| Error::io(&target, "copy the file", "check free space", e))?;
+    }
+    atomic::sync_dir(to)
+}

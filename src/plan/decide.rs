@@ -1,0 +1,117 @@
+//! CONTRACT.md §5 steps 4–10 as one pure function, [`decide`]: a [`Summary`] and the
+//! [`Published`] state in, a [`Plan`] out. Steps 1–3 (config, lock, corrupt checkpoint)
+//! are errors raised before a decision exists.
+
+use super::state::{Owner, Published};
+use super::{Action, DatePlan, Plan, Refusal, Summary};
+use crate::config::{Config, WriteMode};
+
+/// What the operator allows for this run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DecideOptions {
+    /// Publish even where a date would lose more than `max_shrink` of its rows.
+    pub allow_shrink: bool,
+}
+
+/// Decides what a run does with the input `owner` (its name and hash).
+pub fn decide(
+    summary: Summary,
+    owner: Owner,
+    config: &Config,
+    published: &Published,
+    options: DecideOptions,
+) -> Plan {
+    let dates: Vec<DatePlan> = summary
+        .dates
+        .iter()
+        .map(|(&event_date, &rows)| {
+            let before = published.dates.get(&event_date);
+            DatePlan {
+                event_date,
+                rows,
+                rows_before: before.map(|b| b.rows),
+                owner_before: before.and_then(|b| b.owner.as_ref()).map(|o| o.input_name.clone()),
+            }
+        })
+        .collect();
+    let mut plan = Plan {
+        product: config.product.clone(),
+        input_name: owner.input_name.clone(),
+        input_sha256: owner.input_sha256.clone(),
+        action: Action::Publish,
+        refusal: None,
+        allowed_shrink: Vec::new(),
+        counts: summary.counts.clone(),
+        dates,
+        findings: Vec::new(),
+        winners: Vec::new(),
+    };
+    if is_skip(&owner, config, published) {
+        plan.action = Action::Skip;
+        plan.findings = summary.findings;
+        return plan;
+    }
+    let shrinking: Vec<_> = plan
+        .dates
+        .iter()
+        .filter(|d| loses_too_much(d, config.max_shrink))
+        .map(|d| d.event_date)
+        .collect();
+    let refusal = if let Some(breach) = summary.first_breach() {
+        Some(Refusal::Breach {
+            reason: breach.issue.reason,
+            line: breach.line,
+            field: breach.issue.field.clone(),
+        })
+    } else if summary.counts.rejected > config.max_rejected_lines {
+        Some(Refusal::RejectCap { rejected: summary.counts.rejected, max: config.max_rejected_lines })
+    } else if summary.dates.len() > config.max_dates {
+        Some(Refusal::TooManyDates {
+            dates: summary.dates.keys().copied().collect(),
+            max: config.max_dates,
+        })
+    } else if summary.winners.is_empty() && !config.publish_empty {
+        Some(Refusal::EmptyInput)
+    } else if config.write_mode == WriteMode::Replace && !shrinking.is_empty() {
+        if options.allow_shrink {
+            plan.allowed_shrink = shrinking;
+            None
+        } else {
+            Some(Refusal::Shrink { dates: shrinking })
+        }
+    } else {
+        None
+    };
+    plan.action = if refusal.is_some() { Action::Refuse } else { Action::Publish };
+    plan.refusal = refusal;
+    plan.findings = summary.findings;
+    plan.winners = summary.winners;
+    plan
+}
+
+/// §5.4: the checkpoint holds this hash, every date it lists exists, and (replace mode)
+/// each is still owned by this input.
+fn is_skip(owner: &Owner, config: &Config, published: &Published) -> bool {
+    let Some(checkpoint) = &published.checkpoint else {
+        return false;
+    };
+    checkpoint.input_sha256 == owner.input_sha256
+        && checkpoint.event_dates.iter().all(|text| {
+            let date = crate::contract::Date::parse(text);
+            match date.and_then(|d| published.dates.get(&d)) {
+                None => false,
+                Some(_) if config.write_mode == WriteMode::Merge => true,
+                Some(now) => now.owner.as_ref() == Some(owner),
+            }
+        })
+}
+
+/// §5.9: the date exists and would lose more than `max_shrink` of its rows.
+fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
+    match date.rows_before {
+        Some(before) if before > date.rows => {
+            (before - date.rows) as f64 / before as f64 > max_shrink
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,143 @@
+//! PURE. Outcomes → retries, conflicts, ranking, dates, decision = [`Plan`].
+//!
+//! - [`tally::Tally`] accumulates line outcomes into a [`Summary`].
+//! - [`decide()`] applies CONTRACT.md §5 steps 4–10 to a summary and the [`Published`]
+//!   state, giving the [`Plan`] that `land` executes and the console shows.
+//! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.
+
+pub mod decide;
+pub mod rank;
+pub mod state;
+pub mod tally;
+
+pub use decide::{DecideOptions, decide};
+pub use rank::Event;
+pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
+pub use tally::{Counts, LineFinding, Summary, Tally};
+
+use serde::Serialize;
+
+use crate::contract::{Date, LineReason};
+
+/// What a run of this plan would do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Publish,
+    Skip,
+    Refuse,
+}
+
+impl Action {
+    pub fn code(self) -> &'static str {
+        match self {
+            Action::Publish => "publish",
+            Action::Skip => "skip",
+            Action::Refuse => "refuse",
+        }
+    }
+}
+
+/// Why a file is refused (§5 steps 5–9).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A prohibited field, an unknown field or a conflicting retry, on its earliest line.
+    Breach { reason: LineReason, line: u64, field: Option<String> },
+    /// More rejects than `max_rejected_lines`.
+    RejectCap { rejected: u64, max: u64 },
+    /// More distinct dates than `max_dates`.
+    TooManyDates { dates: Vec<Date>, max: usize },
+    /// No accepted rows and `publish_empty = false`.
+    EmptyInput,
+    /// Dates that would lose more than `max_shrink` of their rows.
+    Shrink { dates: Vec<Date> },
+}
+
+impl Refusal {
+    /// The contract's reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Refusal::Breach { reason, .. } => reason.code(),
+            Refusal::RejectCap { .. } => "reject_cap",
+            Refusal::TooManyDates { .. } => "too_many_dates",
+            Refusal::EmptyInput => "empty_input",
+            Refusal::Shrink { .. } => "shrink",
+        }
+    }
+
+    /// One sentence for an operator: what happened and what to do.
+    pub fn explain(&self, plan: &Plan) -> String {
+        let list = |dates: &[Date]| dates.iter().map(Date::to_string).collect::<Vec<_>>().join(", ");
+        match self {
+            Refusal::Breach { reason, line, field } => {
+                let field = field.as_deref().map(|f| format!(" `{f}`")).unwrap_or_default();
+                let fix = match reason {
+                    LineReason::Conflict => "the producer sent two different events under one event id",
+                    LineReason::ProhibitedField => "the file carries a prohibited field; ask the producer to drop it",
+                    _ => "the file carries a field the schema does not declare; declare it or ask the producer to drop it",
+                };
+                format!("{reason}{field} on line {line}: {fix}")
+            }
+            Refusal::RejectCap { rejected, max } => format!(
+                "{rejected} rejected lines > max_rejected_lines {max}; see the quarantine for the reasons"
+            ),
+            Refusal::TooManyDates { dates, max } => format!(
+                "{} dates > max_dates {max}: {}; split the file per date or raise max_dates",
+                dates.len(),
+                list(dates)
+            ),
+            Refusal::EmptyInput => {
+                "no accepted rows and publish_empty = false; nothing to publish".into()
+            }
+            Refusal::Shrink { dates } => {
+                let each: Vec<String> = plan
+                    .dates
+                    .iter()
+                    .filter(|d| dates.contains(&d.event_date))
+                    .map(|d| format!("{} {} → {}", d.event_date, d.rows_before.unwrap_or(0), d.rows))
+                    .collect();
+                format!(
+                    "would shrink {} beyond max_shrink; rerun with --allow-shrink if this file really restates those dates",
+                    each.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// One date the input writes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DatePlan {
+    pub event_date: Date,
+    /// Rows the date holds after the run.
+    pub rows: u64,
+    /// Rows published now, `None` when the date is new.
+    pub rows_before: Option<u64>,
+    /// The input that published it, `None` when new or unknown.
+    pub owner_before: Option<String>,
+}
+
+/// What a run would do with one input, and everything it needs to do it.
+#[derive(Debug)]
+pub struct Plan {
+    pub product: String,
+    pub input_name: String,
+    pub input_sha256: String,
+    pub action: Action,
+    pub refusal: Option<Refusal>,
+    /// Shrinking dates the operator allowed for this run.
+    pub allowed_shrink: Vec<Date>,
+    pub counts: Counts,
+    pub dates: Vec<DatePlan>,
+    /// Rejects and breaches in line order (written to quarantine).
+    pub findings: Vec<LineFinding>,
+    /// The rows to publish, sorted by key.
+    pub winners: Vec<Event>,
+}
+
+impl Plan {
+    /// The reason code, or `None` for a publish or skip.
+    pub fn reason(&self) -> Option<&'static str> {
+        self.refusal.as_ref().map(Refusal::code)
+    }
+}

@@ -1,0 +1,85 @@
+//! The ranking of CONTRACT.md §3 as one comparator, [`compare`], and the full per-key
+//! ranking the console shows, [`rank_key`].
+//!
+//! Rank 1 is the greatest under [`compare`]: newest `order_by` instant, then highest
+//! `tiebreak` (present above absent), then the later line. `row_number` semantics: line
+//! numbers are unique, so the order is total and exactly one event ranks first.
+
+use std::cmp::Ordering;
+
+use crate::contract::{Instant, Record, Schema};
+
+/// An accepted event as ranking sees it: its first line and its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub line: u64,
+    pub record: Record,
+}
+
+/// The part of the order that the producer controls: instant, then tiebreak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Precedence {
+    pub instant: Option<Instant>,
+    /// `None` (no tiebreak value) sorts below every `Some`.
+    pub tiebreak: Option<i64>,
+}
+
+impl Precedence {
+    /// The precedence of `record` under `schema`.
+    pub fn of(record: &Record, schema: &Schema) -> Self {
+        Precedence {
+            instant: record[schema.order_by].instant(),
+            tiebreak: schema.tiebreak.and_then(|i| record[i].int()),
+        }
+    }
+}
+
+/// `Greater` when `a` ranks above `b` (§3).
+pub fn compare(a: &Event, b: &Event, schema: &Schema) -> Ordering {
+    Precedence::of(&a.record, schema)
+        .cmp(&Precedence::of(&b.record, schema))
+        .then(a.line.cmp(&b.line))
+}
+
+/// Why an event is not rank 1, relative to the event ranked just above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LostBecause {
+    /// Its `order_by` instant is older.
+    Older,
+    /// Same instant, lower or missing tiebreak.
+    LowerTiebreak,
+    /// Same instant and tiebreak: the later line won (a tie by arrival).
+    EarlierArrival,
+}
+
+impl LostBecause {
+    /// Short words for the console.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LostBecause::Older => "older",
+            LostBecause::LowerTiebreak => "lower tiebreak",
+            LostBecause::EarlierArrival => "earlier arrival on a tie",
+        }
+    }
+}
+
+/// One key's events ranked, rank 1 first, each with why it lost to the one above.
+pub fn rank_key(mut events: Vec<Event>, schema: &Schema) -> Vec<(Event, Option<LostBecause>)> {
+    events.sort_by(|a, b| compare(b, a, schema));
+    let mut ranked: Vec<(Event, Option<LostBecause>)> = Vec::with_capacity(events.len());
+    for event in events {
+        let why = ranked.last().map(|(above, _)| {
+            let (upper, lower) =
+                (Precedence::of(&above.record, schema), Precedence::of(&event.record, schema));
+            if upper.instant != lower.instant {
+                LostBecause::Older
+            } else if upper.tiebreak != lower.tiebreak {
+                LostBecause::LowerTiebreak
+            } else {
+                LostBecause::EarlierArrival
+            }
+        });
+        ranked.push((event, why));
+    }
+    ranked
+}

@@ -1,0 +1,179 @@
+//! [`Tally`]: the streaming accumulator of one input's outcomes, in line order. It counts,
+//! keeps every reject and breach (for quarantine), collapses identical retries and flags
+//! conflicts (§2), and keeps the best event per key so far (§3) with whether the runner-up
+//! ties it. [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by key.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::rank::{self, Event, Precedence};
+use crate::contract::{Date, LineIssue, LineReason, Outcome, Record, Schema, Value};
+
+/// The line counts of CONTRACT.md §8.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Lines in the file (blank included).
+    pub lines: u64,
+    pub blank: u64,
+    /// Accepted lines, identical retries included, conflicting lines not.
+    pub accepted: u64,
+    /// Reject outcomes only (breaching lines are counted in `by_reason`).
+    pub rejected: u64,
+    /// Accepted lines that collapsed onto an earlier identical event.
+    pub retries: u64,
+    /// Distinct keys among the accepted events: the rows a publish writes.
+    pub keys: u64,
+    /// Keys whose rank-1 and rank-2 events tie on instant and tiebreak.
+    pub ties_by_arrival: u64,
+    /// Every rejected or breaching line by its reason code.
+    pub by_reason: BTreeMap<LineReason, u64>,
+}
+
+/// A rejected or breaching line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineFinding {
+    pub line: u64,
+    /// Whether it refuses the whole file.
+    pub breach: bool,
+    pub issue: LineIssue,
+}
+
+/// The best event of one key so far.
+struct Best {
+    event: u32,
+    /// The runner-up ties the best on instant and tiebreak.
+    tied: bool,
+}
+
+/// Accumulates outcomes in line order.
+pub struct Tally<'s> {
+    schema: &'s Schema,
+    counts: Counts,
+    findings: Vec<LineFinding>,
+    /// First occurrences of every distinct event, in line order.
+    events: Vec<Event>,
+    by_event_id: HashMap<Value, u32>,
+    best: HashMap<Value, Best>,
+}
+
+/// The classified and ranked input, before any decision.
+#[derive(Debug)]
+pub struct Summary {
+    pub counts: Counts,
+    /// Rejects and breaches, in line order.
+    pub findings: Vec<LineFinding>,
+    /// The rank-1 event of each key, sorted by key.
+    pub winners: Vec<Event>,
+    /// Rows per `event_date` among the winners.
+    pub dates: BTreeMap<Date, u64>,
+}
+
+impl Summary {
+    /// The breach on the earliest line, which names a refusal (§5.5).
+    pub fn first_breach(&self) -> Option<&LineFinding> {
+        self.findings.iter().find(|f| f.breach)
+    }
+}
+
+impl<'s> Tally<'s> {
+    pub fn new(schema: &'s Schema) -> Self {
+        Tally {
+            schema,
+            counts: Counts::default(),
+            findings: Vec::new(),
+            events: Vec::new(),
+            by_event_id: HashMap::new(),
+            best: HashMap::new(),
+        }
+    }
+
+    /// Records line `line`'s outcome. Lines must arrive in increasing order.
+    pub fn push(&mut self, line: u64, outcome: Outcome) {
+        self.counts.lines += 1;
+        match outcome {
+            Outcome::Blank => self.counts.blank += 1,
+            Outcome::Rejected(issue) => {
+                self.counts.rejected += 1;
+                self.find(line, false, issue);
+            }
+            Outcome::Breach(issue) => self.find(line, true, issue),
+            Outcome::Accepted(record) => self.accept(line, record),
+        }
+    }
+
+    fn find(&mut self, line: u64, breach: bool, issue: LineIssue) {
+        *self.counts.by_reason.entry(issue.reason).or_default() += 1;
+        self.findings.push(LineFinding { line, breach, issue });
+    }
+
+    fn accept(&mut self, line: u64, record: Record) {
+        let schema = self.schema;
+        let event_id = record[schema.event_id].clone();
+        if let Some(&first) = self.by_event_id.get(&event_id) {
+            let earlier = &self.events[first as usize].record;
+            let Some(differs) = earlier.iter().zip(record.iter()).position(|(a, b)| a != b) else {
+                self.counts.accepted += 1;
+                self.counts.retries += 1;
+                return;
+            };
+            let issue = LineIssue {
+                reason: LineReason::Conflict,
+                field: Some(schema.name(differs).to_owned()),
+                event_id: Some(display_value(&event_id)),
+            };
+            self.find(line, true, issue);
+            return;
+        }
+        self.counts.accepted += 1;
+        let index = u32::try_from(self.events.len()).unwrap_or(u32::MAX);
+        let key = record[schema.key].clone();
+        let event = Event { line, record };
+        match self.best.get_mut(&key) {
+            None => {
+                self.best.insert(key, Best { event: index, tied: false });
+            }
+            Some(best) => {
+                let current = &self.events[best.event as usize];
+                let same = Precedence::of(&event.record, schema)
+                    == Precedence::of(&current.record, schema);
+                if rank::compare(&event, current, schema).is_gt() {
+                    *best = Best { event: index, tied: same };
+                } else {
+                    best.tied |= same;
+                }
+            }
+        }
+        self.by_event_id.insert(event_id, index);
+        self.events.push(event);
+    }
+
+    /// The summary: counts completed, winners sorted by key, dates of the winners.
+    pub fn finish(self) -> Summary {
+        let schema = self.schema;
+        let mut counts = self.counts;
+        counts.keys = self.best.len() as u64;
+        counts.ties_by_arrival = self.best.values().filter(|b| b.tied).count() as u64;
+        let mut slots: Vec<Option<Event>> = self.events.into_iter().map(Some).collect();
+        let mut winners: Vec<Event> =
+            self.best.values().filter_map(|b| slots[b.event as usize].take()).collect();
+        winners.sort_unstable_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
+        let mut dates = BTreeMap::new();
+        for winner in &winners {
+            if let Some(instant) = winner.record[schema.date_of].instant() {
+                *dates.entry(instant.utc_date()).or_default() += 1;
+            }
+        }
+        Summary { counts, findings: self.findings, winners, dates }
+    }
+}
+
+/// A key or event id as text for reports.
+pub fn display_value(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Int(n) => n.to_string(),
+        Value::Str(s) => s.to_string(),
+        Value::Ts(t) => t.to_string(),
+    }
+}
