@@ -119,12 +119,17 @@ mod defaults {
 impl Config {
     /// Reads, resolves and validates the config at `path`.
     pub fn load(path: &Path) -> Result<Config> {
-        let fail = |message: String| Error::Config { path: path.to_owned(), message };
+        let fail = |message: String| Error::Config {
+            path: path.to_owned(),
+            message,
+        };
         if path.as_os_str().is_empty() {
             return Err(fail("the config path is empty; pass --config FILE".into()));
         }
         let text = std::fs::read_to_string(path).map_err(|e| {
-            fail(format!("cannot read it ({e}); pass --config with the product's TOML file"))
+            fail(format!(
+                "cannot read it ({e}); pass --config with the product's TOML file"
+            ))
         })?;
         let absolute = std::path::absolute(path)
             .map_err(|e| fail(format!("cannot resolve the path ({e})")))?;
@@ -134,7 +139,10 @@ impl Config {
 
     /// Parses and validates config `text`; relative paths resolve against `folder`.
     pub fn parse(text: &str, path: &Path, folder: &Path) -> Result<Config> {
-        let fail = |message: String| Error::Config { path: path.to_owned(), message };
+        let fail = |message: String| Error::Config {
+            path: path.to_owned(),
+            message,
+        };
         let raw: RawConfig = toml::from_str(text).map_err(|e| fail(one_line(&e.to_string())))?;
         let mut config = validate(raw, folder).map_err(fail)?;
         config.path = path.to_owned();
@@ -143,7 +151,9 @@ impl Config {
 
     /// The checkpoint file of input `name` (CONTRACT.md §7).
     pub fn checkpoint_path(&self, name: &str) -> PathBuf {
-        self.state_root.join("checkpoints").join(format!("{name}.json"))
+        self.state_root
+            .join("checkpoints")
+            .join(format!("{name}.json"))
     }
 }
 
@@ -193,7 +203,11 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     let write_mode = match raw.write_mode.as_str() {
         "replace" => WriteMode::Replace,
         "merge" => WriteMode::Merge,
-        other => return Err(format!("write_mode = {other:?} is not a mode; use \"replace\" or \"merge\"")),
+        other => {
+            return Err(format!(
+                "write_mode = {other:?} is not a mode; use \"replace\" or \"merge\""
+            ));
+        }
     };
     Ok(Config {
         path: folder.to_owned(),
@@ -233,7 +247,11 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
                 ));
             }
         };
-        fields.push(Field { name, ty, required: field.required });
+        fields.push(Field {
+            name,
+            ty,
+            required: field.required,
+        });
     }
     if fields.is_empty() {
         return Err("[schema.fields] declares no field; declare at least the key, order_by, event_id and date fields".into());
@@ -268,8 +286,17 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
         None => None,
     };
     let event_id = role("event_id", &raw.event_id, &[Text, Int], true)?;
-    let date_of = role("partition_by_date_of", &raw.partition_by_date_of, &[Timestamp], true)?;
-    if let Some(name) = raw.prohibited.iter().find(|p| fields.iter().any(|f| &f.name == *p)) {
+    let date_of = role(
+        "partition_by_date_of",
+        &raw.partition_by_date_of,
+        &[Timestamp],
+        true,
+    )?;
+    if let Some(name) = raw
+        .prohibited
+        .iter()
+        .find(|p| fields.iter().any(|f| &f.name == *p))
+    {
         return Err(format!(
             "schema.prohibited names {name:?}, which [schema.fields] declares; a field is either published or prohibited"
         ));
@@ -283,7 +310,16 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
             ));
         }
     };
-    Ok(Schema { fields, key, order_by, tiebreak, event_id, date_of, prohibited: raw.prohibited, unknown_fields })
+    Ok(Schema {
+        fields,
+        key,
+        order_by,
+        tiebreak,
+        event_id,
+        date_of,
+        prohibited: raw.prohibited,
+        unknown_fields,
+    })
 }
 
 /// `value` as an absolute, lexically normalised path, relative to `folder`.
@@ -307,7 +343,10 @@ fn real(path: &Path) -> PathBuf {
     let mut existing = path.to_owned();
     let mut rest = Vec::new();
     while !existing.exists() {
-        match (existing.file_name().map(ToOwned::to_owned), existing.parent()) {
+        match (
+            existing.file_name().map(ToOwned::to_owned),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_owned();
@@ -357,7 +396,11 @@ seq        = { type = "int" }
 "#;
 
     fn parse(head: &str, schema: &str) -> Result<Config> {
-        Config::parse(&format!("{head}\n{schema}"), Path::new("/cfg/w.toml"), Path::new("/cfg"))
+        Config::parse(
+            &format!("{head}\n{schema}"),
+            Path::new("/cfg/w.toml"),
+            Path::new("/cfg"),
+        )
     }
 
     fn message(head: &str, schema: &str) -> String {
@@ -373,8 +416,17 @@ seq        = { type = "int" }
         assert_eq!((config.max_rejected_lines, config.max_dates), (100, 2));
         assert_eq!(config.max_line_bytes, 1_048_576);
         assert_eq!(config.write_mode, WriteMode::Replace);
-        let names: Vec<&str> = config.schema.fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["event_id", "order_id", "updated_at", "seq"], "declared order kept");
+        let names: Vec<&str> = config
+            .schema
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["event_id", "order_id", "updated_at", "seq"],
+            "declared order kept"
+        );
         assert_eq!(config.schema.tiebreak, Some(3));
     }
 
@@ -382,7 +434,10 @@ seq        = { type = "int" }
     fn nested_roots_are_refused() {
         let head = "product = \"o\"\npublish_root = \"lake\"\nstate_root = \"lake/_state\"";
         let text = message(head, SCHEMA);
-        assert!(text.contains("publish_root") && text.contains("state_root"), "{text}");
+        assert!(
+            text.contains("publish_root") && text.contains("state_root"),
+            "{text}"
+        );
         let head = "product = \"o\"\nquarantine_root = \"q\"\nstate_root = \"q/../q/s\"";
         assert!(message(head, SCHEMA).contains("overlap"));
     }
@@ -393,7 +448,10 @@ seq        = { type = "int" }
         assert!(message("product = \"o\"", &undeclared).contains("schema.tiebreak = \"sequence\""));
         let wrong = SCHEMA.replace(r#"order_by = "updated_at""#, r#"order_by = "seq""#);
         assert!(message("product = \"o\"", &wrong).contains("must be timestamp"));
-        let bad_type = SCHEMA.replace(r#"seq        = { type = "int" }"#, r#"seq = { type = "float" }"#);
+        let bad_type = SCHEMA.replace(
+            r#"seq        = { type = "int" }"#,
+            r#"seq = { type = "float" }"#,
+        );
         assert!(message("product = \"o\"", &bad_type).contains("\"float\" is not a type"));
         let overlap = SCHEMA.replace(r#"prohibited = ["email"]"#, r#"prohibited = ["seq"]"#);
         assert!(message("product = \"o\"", &overlap).contains("prohibited"));

@@ -41,11 +41,15 @@ pub enum Error {
     CorruptCheckpoint { path: PathBuf, detail: String },
 
     /// A state file (manifest, run log, trash record) cannot be read.
-    #[error("state file {path} is corrupt ({detail}); nothing was touched. Inspect it or restore it from a backup")]
+    #[error(
+        "state file {path} is corrupt ({detail}); nothing was touched. Inspect it or restore it from a backup"
+    )]
     CorruptState { path: PathBuf, detail: String },
 
     /// Another run holds the product's lock (§5.2).
-    #[error("busy: another run of this product holds {path}; nothing was touched. Retry when it ends")]
+    #[error(
+        "busy: another run of this product holds {path}; nothing was touched. Retry when it ends"
+    )]
     Busy { path: PathBuf },
 
     /// The operator cancelled the work.
@@ -59,8 +63,18 @@ pub enum Error {
 
 impl Error {
     /// An I/O error on `path` with what was being done and the next step.
-    pub fn io(path: &Path, action: &'static str, hint: &'static str, source: std::io::Error) -> Self {
-        Error::Io { path: path.to_owned(), action, hint, source }
+    pub fn io(
+        path: &Path,
+        action: &'static str,
+        hint: &'static str,
+        source: std::io::Error,
+    ) -> Self {
+        Error::Io {
+            path: path.to_owned(),
+            action,
+            hint,
+            source,
+        }
     }
 
     /// The process exit code for this error (CONTRACT.md §8).

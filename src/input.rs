@@ -27,17 +27,26 @@ pub struct Input {
 
 /// Opens `path` as an input, with a message naming the path and the fix on failure.
 pub fn open(path: &Path) -> Result<Input> {
-    let fail = |message: &str| Error::Input { path: path.to_owned(), message: message.to_owned() };
+    let fail = |message: &str| Error::Input {
+        path: path.to_owned(),
+        message: message.to_owned(),
+    };
     if path.as_os_str().is_empty() {
         return Err(fail("the input path is empty; pass the JSONL file to land"));
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => fail("no such file; check the path (is it still in the inbox?)"),
-        std::io::ErrorKind::PermissionDenied => fail("permission denied; make the file readable by this user"),
+        std::io::ErrorKind::NotFound => {
+            fail("no such file; check the path (is it still in the inbox?)")
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            fail("permission denied; make the file readable by this user")
+        }
         _ => fail(&format!("cannot read its metadata ({e})")),
     })?;
     if meta.is_dir() {
-        return Err(fail("is a directory; pass one JSONL file (or run without INPUT to land the inbox)"));
+        return Err(fail(
+            "is a directory; pass one JSONL file (or run without INPUT to land the inbox)",
+        ));
     }
     if !meta.is_file() {
         return Err(fail("is not a regular file; pass one closed JSONL file"));
@@ -47,10 +56,17 @@ pub fn open(path: &Path) -> Result<Input> {
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| fail("has no file name"))?;
     let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::PermissionDenied => fail("permission denied; make the file readable by this user"),
+        std::io::ErrorKind::PermissionDenied => {
+            fail("permission denied; make the file readable by this user")
+        }
         _ => fail(&format!("cannot open it ({e})")),
     })?;
-    Ok(Input { path: path.to_owned(), name, file, size: meta.len() })
+    Ok(Input {
+        path: path.to_owned(),
+        name,
+        file,
+        size: meta.len(),
+    })
 }
 
 /// Reads `reader` to the end once: hashes every byte and hands each line to `on_line`
@@ -72,7 +88,14 @@ pub fn scan(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io(source, "read the input", "check the disk and rerun", e)),
+            Err(e) => {
+                return Err(Error::io(
+                    source,
+                    "read the input",
+                    "check the disk and rerun",
+                    e,
+                ));
+            }
         };
         hasher.update(&buf[..n]);
         splitter.feed(&buf[..n], &mut on_line);
@@ -100,7 +123,12 @@ struct Splitter {
 
 impl Splitter {
     fn new(max: usize) -> Self {
-        Splitter { max, carry: Vec::new(), too_long: false, line: 0 }
+        Splitter {
+            max,
+            carry: Vec::new(),
+            too_long: false,
+            line: 0,
+        }
     }
 
     fn feed(&mut self, chunk: &[u8], on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
@@ -142,7 +170,12 @@ impl Splitter {
         }
     }
 
-    fn emit(&mut self, mut bytes: &[u8], too_long: bool, on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
+    fn emit(
+        &mut self,
+        mut bytes: &[u8],
+        too_long: bool,
+        on_line: &mut impl FnMut(u64, LineBytes<'_>),
+    ) {
         self.line += 1;
         if too_long {
             on_line(self.line, LineBytes::TooLong);
@@ -186,8 +219,12 @@ mod tests {
         let data = b"\xEF\xBB\xBFa\r\nb\n\nc";
         for step in [1, 2, 3, 100] {
             let got = lines(data, 10, step);
-            let want: Vec<Option<Vec<u8>>> =
-                vec![Some(b"a".to_vec()), Some(b"b".to_vec()), Some(vec![]), Some(b"c".to_vec())];
+            let want: Vec<Option<Vec<u8>>> = vec![
+                Some(b"a".to_vec()),
+                Some(b"b".to_vec()),
+                Some(vec![]),
+                Some(b"c".to_vec()),
+            ];
             assert_eq!(got, want, "step {step}");
         }
     }
@@ -215,7 +252,14 @@ mod tests {
     fn scan_hashes_every_byte_once() {
         let data = b"{\"a\":1}\n\n";
         let mut count = 0;
-        let sha = scan(&mut &data[..], Path::new("x"), 100, &mut |_| true, |_, _| count += 1).unwrap();
+        let sha = scan(
+            &mut &data[..],
+            Path::new("x"),
+            100,
+            &mut |_| true,
+            |_, _| count += 1,
+        )
+        .unwrap();
         assert_eq!(count, 2);
         assert_eq!(sha, hex(&Sha256::digest(data)));
     }

@@ -10,6 +10,9 @@ pub mod error;
 pub mod exit;
 
 pub use error::{Error, Result};
+pub mod cli;
+pub mod console;
+pub mod inbox;
 pub mod input;
 pub mod land;
 pub mod plan;

@@ -9,10 +9,10 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::LineReason;
 use super::json::{self, Parsed};
 use super::schema::{FieldType, Schema, UnknownFields};
 use super::timestamp::{self, Instant, TimestampError};
-use super::LineReason;
 
 /// One typed field value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -102,7 +102,11 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
         event_id: event_id(),
     };
 
-    if let Some(name) = schema.prohibited.iter().find(|p| members.iter().any(|(k, _)| k == *p)) {
+    if let Some(name) = schema
+        .prohibited
+        .iter()
+        .find(|p| members.iter().any(|(k, _)| k == *p))
+    {
         return Outcome::Breach(issue(LineReason::ProhibitedField, name));
     }
     if let Some((name, _)) = members.iter().find(|(k, _)| schema.index_of(k).is_none()) {
@@ -151,10 +155,15 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
             None => return Outcome::Rejected(issue(LineReason::BadType, &field.name)),
         }
     }
-    let parsed: Vec<(usize, Result<Instant, TimestampError>)> =
-        stamps.iter().map(|(i, s)| (*i, timestamp::parse(s))).collect();
+    let parsed: Vec<(usize, Result<Instant, TimestampError>)> = stamps
+        .iter()
+        .map(|(i, s)| (*i, timestamp::parse(s)))
+        .collect();
     for (error, reason) in [
-        (TimestampError::WithoutOffset, LineReason::TimestampWithoutOffset),
+        (
+            TimestampError::WithoutOffset,
+            LineReason::TimestampWithoutOffset,
+        ),
         (TimestampError::Invalid, LineReason::BadTimestamp),
     ] {
         if let Some((index, _)) = parsed.iter().find(|(_, r)| *r == Err(error)) {
@@ -170,7 +179,11 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
 }
 
 fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -> Outcome {
-    Outcome::Rejected(LineIssue { reason, field, event_id })
+    Outcome::Rejected(LineIssue {
+        reason,
+        field,
+        event_id,
+    })
 }
 
 /// A JSON integer that fits i64; `1.0`, `1e2`, `"1"`, `true` are not.
@@ -200,7 +213,10 @@ fn first_duplicate_key<'m>(members: &'m json::Members<'_>) -> Option<&'m str> {
             .map(|(_, (k, _))| k.as_ref());
     }
     let mut seen = std::collections::HashSet::with_capacity(members.len());
-    members.iter().map(|(k, _)| k.as_ref()).find(|k| !seen.insert(*k))
+    members
+        .iter()
+        .map(|(k, _)| k.as_ref())
+        .find(|k| !seen.insert(*k))
 }
 
 /// A name from the file, cut to a bounded length for reports.

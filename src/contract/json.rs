@@ -29,13 +29,19 @@ pub enum Parsed<'a> {
 
 /// Parses `line` as one JSON text.
 pub fn parse_object(line: &str) -> Parsed<'_> {
-    let starts_object = line.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{');
+    let starts_object = line
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{');
     let mut de = serde_json::Deserializer::from_str(line);
     if !starts_object {
         let valid = IgnoredAny::deserialize(&mut de).is_ok()
             && de.end().is_ok()
             && max_depth(line.as_bytes()) < MAX_DEPTH;
-        return if valid { Parsed::NotAnObject } else { Parsed::Malformed };
+        return if valid {
+            Parsed::NotAnObject
+        } else {
+            Parsed::Malformed
+        };
     }
     let members = match de.deserialize_map(MembersVisitor) {
         Ok(members) if de.end().is_ok() => members,
@@ -186,7 +192,10 @@ mod tests {
         ] {
             assert_eq!(kind(line), "malformed", "{line}");
         }
-        assert_eq!(kind(r#"{"a":1e400, "b":123456789012345678901234567890}"#), "object");
+        assert_eq!(
+            kind(r#"{"a":1e400, "b":123456789012345678901234567890}"#),
+            "object"
+        );
         assert_eq!(kind("[1,2]"), "not_an_object");
         assert_eq!(kind("1e400"), "not_an_object");
         assert_eq!(kind(r#""text""#), "not_an_object");
@@ -195,7 +204,13 @@ mod tests {
 
     #[test]
     fn nesting_of_128_is_not_json_but_127_is() {
-        let nested = |depth: usize| format!(r#"{{"a":{}1{}}}"#, "[".repeat(depth - 1), "]".repeat(depth - 1));
+        let nested = |depth: usize| {
+            format!(
+                r#"{{"a":{}1{}}}"#,
+                "[".repeat(depth - 1),
+                "]".repeat(depth - 1)
+            )
+        };
         assert_eq!(kind(&nested(127)), "object");
         assert_eq!(kind(&nested(128)), "malformed");
         let arrays = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));

@@ -184,7 +184,10 @@ pub fn parse(text: &str) -> Result<Instant, TimestampError> {
         }
         return Ok(Instant::from_parts(utc_second_59, 999_999_999));
     }
-    Ok(Instant::from_parts(local + second as i64 - offset_secs, nanos))
+    Ok(Instant::from_parts(
+        local + second as i64 - offset_secs,
+        nanos,
+    ))
 }
 
 /// `len` ASCII digits of `b` starting at `at`, as a number.
@@ -261,14 +264,24 @@ mod tests {
     fn fractions_keep_nine_digits_and_truncate_the_rest() {
         assert_eq!(at("2024-03-01T10:00:00.5Z").nanos(), 500_000_000);
         assert_eq!(at("2024-03-01T10:00:00.123456789Z").nanos(), 123_456_789);
-        assert_eq!(at("2024-03-01T10:00:00.1234567899999Z").nanos(), 123_456_789);
+        assert_eq!(
+            at("2024-03-01T10:00:00.1234567899999Z").nanos(),
+            123_456_789
+        );
         assert!(at("2024-03-01T10:00:00.000000001Z") > at("2024-03-01T10:00:00Z"));
-        assert_eq!(at("2024-03-01T10:00:00.9999999Z").micros() % 1_000_000, 999_999);
+        assert_eq!(
+            at("2024-03-01T10:00:00.9999999Z").micros() % 1_000_000,
+            999_999
+        );
     }
 
     #[test]
     fn missing_offset_is_its_own_error() {
-        for text in ["2024-03-01 10:00:00", "2024-03-01T10:00:00", "2024-03-01T10:00:00.25"] {
+        for text in [
+            "2024-03-01 10:00:00",
+            "2024-03-01T10:00:00",
+            "2024-03-01T10:00:00.25",
+        ] {
             assert_eq!(parse(text), Err(TimestampError::WithoutOffset), "{text}");
         }
     }
@@ -302,23 +315,44 @@ mod tests {
     #[test]
     fn leap_second_only_at_utc_midnight_edge() {
         let leap = at("2016-12-31T23:59:60Z");
-        assert_eq!(leap, Instant::from_parts(at("2016-12-31T23:59:59Z").secs(), 999_999_999));
+        assert_eq!(
+            leap,
+            Instant::from_parts(at("2016-12-31T23:59:59Z").secs(), 999_999_999)
+        );
         assert_eq!(at("2017-01-01T05:29:60+05:30"), leap);
         assert_eq!(leap.utc_date().to_string(), "2016-12-31");
-        assert_eq!(parse("2016-12-31T23:59:60+01:00"), Err(TimestampError::Invalid));
+        assert_eq!(
+            parse("2016-12-31T23:59:60+01:00"),
+            Err(TimestampError::Invalid)
+        );
         assert_eq!(parse("2016-12-31T12:00:60Z"), Err(TimestampError::Invalid));
     }
 
     #[test]
     fn utc_date_follows_the_offset() {
-        assert_eq!(at("2024-03-02T01:00:00+05:30").utc_date().to_string(), "2024-03-01");
-        assert_eq!(at("2024-02-29T23:00:00-04:00").utc_date().to_string(), "2024-03-01");
-        assert_eq!(at("1969-12-31T23:59:59.5Z").utc_date().to_string(), "1969-12-31");
+        assert_eq!(
+            at("2024-03-02T01:00:00+05:30").utc_date().to_string(),
+            "2024-03-01"
+        );
+        assert_eq!(
+            at("2024-02-29T23:00:00-04:00").utc_date().to_string(),
+            "2024-03-01"
+        );
+        assert_eq!(
+            at("1969-12-31T23:59:59.5Z").utc_date().to_string(),
+            "1969-12-31"
+        );
     }
 
     #[test]
     fn dates_round_trip_through_day_numbers() {
-        for text in ["0000-01-01", "1970-01-01", "2000-02-29", "2024-03-01", "9999-12-31"] {
+        for text in [
+            "0000-01-01",
+            "1970-01-01",
+            "2000-02-29",
+            "2024-03-01",
+            "9999-12-31",
+        ] {
             let date = Date::parse(text).unwrap();
             assert_eq!(date.to_string(), text);
             assert_eq!(date.start().utc_date(), date);

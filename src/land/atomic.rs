@@ -12,16 +12,31 @@ use crate::error::{Error, Result};
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
     create_dir_all(folder)?;
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let temp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
-    let io = |action, e| Error::io(&temp, action, "check the disk and permissions, then rerun", e);
+    let io = |action, e| {
+        Error::io(
+            &temp,
+            action,
+            "check the disk and permissions, then rerun",
+            e,
+        )
+    };
     let mut file = create(&temp, mode).map_err(|e| io("create a temporary file", e))?;
     file.write_all(bytes).map_err(|e| io("write", e))?;
     file.sync_all().map_err(|e| io("fsync", e))?;
     drop(file);
     fs::rename(&temp, path).map_err(|e| {
         let _ = fs::remove_file(&temp);
-        Error::io(path, "rename a temporary file into place", "check the disk and permissions", e)
+        Error::io(
+            path,
+            "rename a temporary file into place",
+            "check the disk and permissions",
+            e,
+        )
     })?;
     sync_dir(folder)
 }
@@ -29,7 +44,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
 /// Creates (truncating) `path` with permission bits `mode`.
 pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path)
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(path)
 }
 
 /// fsyncs a folder so renames and creations inside it are durable.
@@ -42,6 +62,11 @@ pub fn sync_dir(folder: &Path) -> Result<()> {
 /// `fs::create_dir_all` with a message naming the folder.
 pub fn create_dir_all(folder: &Path) -> Result<()> {
     fs::create_dir_all(folder).map_err(|e| {
-        Error::io(folder, "create the folder", "check that the parent exists and is writable", e)
+        Error::io(
+            folder,
+            "create the folder",
+            "check that the parent exists and is writable",
+            e,
+        )
     })
 }

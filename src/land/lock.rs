@@ -22,12 +22,22 @@ pub fn acquire(config: &Config) -> Result<ProductLock> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| Error::io(&path, "open the lock file", "check that the state root is writable", e))?;
+        .map_err(|e| {
+            Error::io(
+                &path,
+                "open the lock file",
+                "check that the state root is writable",
+                e,
+            )
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(ProductLock { _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy { path }),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(Error::io(&path, "lock", "check that the state root supports file locks", e))
-        }
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
+            &path,
+            "lock",
+            "check that the state root supports file locks",
+            e,
+        )),
     }
 }

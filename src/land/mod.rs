@@ -22,7 +22,9 @@ use crate::config::Config;
 use crate::contract::{self, Date};
 use crate::error::Result;
 use crate::input;
-use crate::plan::{self, Action, Checkpoint, DecideOptions, Event, Owner, PartitionEntry, Plan, Tally};
+use crate::plan::{
+    self, Action, Checkpoint, DecideOptions, Event, Owner, PartitionEntry, Plan, Tally,
+};
 
 /// What a run reports while it works; returning `false` from the callback cancels
 /// (honoured while reading, before anything is written).
@@ -83,8 +85,17 @@ pub fn plan_input(
         |line, bytes| tally.push(line, contract::classify(bytes, &config.schema)),
     )?;
     let published = state::published(config, checkpoint, &manifest)?;
-    let owner = Owner { input_name: input.name, input_sha256: sha256 };
-    Ok(plan::decide(tally.finish(), owner, config, &published, options))
+    let owner = Owner {
+        input_name: input.name,
+        input_sha256: sha256,
+    };
+    Ok(plan::decide(
+        tally.finish(),
+        owner,
+        config,
+        &published,
+        options,
+    ))
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order.
@@ -119,7 +130,11 @@ pub fn run(
     let mut record = run_record(config, &plan, status, &now, duration_ms);
     record.swaps = swaps.iter().map(|m| m.code().to_owned()).collect();
     runlog::append(config, &record)?; // §6.5
-    Ok(RunOutcome { status, plan, duration_ms })
+    Ok(RunOutcome {
+        status,
+        plan,
+        duration_ms,
+    })
 }
 
 /// Stages every date, swaps each in, then writes the manifest and last the checkpoint.
@@ -129,7 +144,11 @@ fn publish(
     now: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Vec<swap::SwapMethod>> {
-    let generation = format!("{}-{}", now.replace([':', '-'], ""), &plan.input_sha256[..12]);
+    let generation = format!(
+        "{}-{}",
+        now.replace([':', '-'], ""),
+        &plan.input_sha256[..12]
+    );
     let staging = swap::fresh_staging(config, &generation)?;
     let by_date = rows_by_date(plan, config);
     for (date, rows) in &by_date {
@@ -147,15 +166,22 @@ fn publish(
     for (index, (date, rows)) in by_date.iter().enumerate() {
         progress(Progress::Swapping { date: *date });
         let key = date.to_string();
-        let before = plan.dates.iter().find(|d| d.event_date == *date).and_then(|d| {
-            let owner = manifest.dates.get(&key).map(|e| e.owner.clone());
-            d.rows_before.map(|rows| (owner, rows))
-        });
+        let before = plan
+            .dates
+            .iter()
+            .find(|d| d.event_date == *date)
+            .and_then(|d| {
+                let owner = manifest.dates.get(&key).map(|e| e.owner.clone());
+                d.rows_before.map(|rows| (owner, rows))
+            });
         let staged = state::partition_dir(&staging, *date);
         methods.push(swap::swap_in(config, &staged, *date, &generation, before)?);
         failpoint::hit(&format!("after_swap_{}", index + 1));
         let entry = PartitionEntry {
-            owner: Owner { input_name: plan.input_name.clone(), input_sha256: plan.input_sha256.clone() },
+            owner: Owner {
+                input_name: plan.input_name.clone(),
+                input_sha256: plan.input_sha256.clone(),
+            },
             rows: rows.len() as u64,
             files: config.files_per_date.clamp(1, rows.len().max(1)) as u64,
             published_at: now.to_owned(),
@@ -191,14 +217,24 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
         rejected_rows: plan.counts.rejected,
         retries: plan.counts.retries,
         keys: plan.counts.keys,
-        event_dates: plan.dates.iter().map(|d| d.event_date.to_string()).collect(),
+        event_dates: plan
+            .dates
+            .iter()
+            .map(|d| d.event_date.to_string())
+            .collect(),
         publish_root: config.publish_root.display().to_string(),
         published_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
     }
 }
 
-fn run_record(config: &Config, plan: &Plan, status: RunStatus, now: &str, duration_ms: u64) -> runlog::RunRecord {
+fn run_record(
+    config: &Config,
+    plan: &Plan,
+    status: RunStatus,
+    now: &str,
+    duration_ms: u64,
+) -> runlog::RunRecord {
     runlog::RunRecord {
         time: now.to_owned(),
         product: config.product.clone(),
@@ -206,7 +242,11 @@ fn run_record(config: &Config, plan: &Plan, status: RunStatus, now: &str, durati
         input_sha256: plan.input_sha256.clone(),
         action: status.code().to_owned(),
         reason: plan.reason().map(str::to_owned),
-        dates: plan.dates.iter().map(|d| d.event_date.to_string()).collect(),
+        dates: plan
+            .dates
+            .iter()
+            .map(|d| d.event_date.to_string())
+            .collect(),
         counts: plan.counts.clone(),
         duration_ms,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -216,5 +256,7 @@ fn run_record(config: &Config, plan: &Plan, status: RunStatus, now: &str, durati
 
 /// Now, UTC, RFC 3339 with microseconds.
 pub fn timestamp_now() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
 }

@@ -31,9 +31,10 @@ pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
             let (physical, logical) = match field.ty {
                 FieldType::Int => (Physical::INT64, None),
                 FieldType::String => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
-                FieldType::Timestamp => {
-                    (Physical::INT64, Some(LogicalType::timestamp(true, TimeUnit::MICROS)))
-                }
+                FieldType::Timestamp => (
+                    Physical::INT64,
+                    Some(LogicalType::timestamp(true, TimeUnit::MICROS)),
+                ),
             };
             Type::primitive_type_builder(&field.name, physical)
                 .with_repetition(Repetition::OPTIONAL)
@@ -42,8 +43,14 @@ pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
                 .map(Arc::new)
         })
         .collect::<parquet::errors::Result<Vec<_>>>()
-        .and_then(|fields| Type::group_type_builder("schema").with_fields(fields).build());
-    columns.map(Arc::new).map_err(|e| Error::Usage(format!("cannot build the Parquet schema: {e}")))
+        .and_then(|fields| {
+            Type::group_type_builder("schema")
+                .with_fields(fields)
+                .build()
+        });
+    columns
+        .map(Arc::new)
+        .map_err(|e| Error::Usage(format!("cannot build the Parquet schema: {e}")))
 }
 
 /// Writes `rows` into `folder` as `files` files `part-NNNNN.parquet` split evenly in
@@ -66,7 +73,14 @@ pub fn write_partition(
     let mut written = Vec::with_capacity(files);
     for (index, chunk) in chunks_or_empty(rows, per_file).enumerate() {
         let path = folder.join(format!("part-{index:05}.parquet"));
-        let io = |e: std::io::Error| Error::io(&path, "write a Parquet file", "check free space, then rerun", e);
+        let io = |e: std::io::Error| {
+            Error::io(
+                &path,
+                "write a Parquet file",
+                "check free space, then rerun",
+                e,
+            )
+        };
         let file = atomic::create(&path, 0o644).map_err(io)?;
         let mut writer =
             SerializedFileWriter::new(file, parquet_schema.clone(), properties.clone())
@@ -82,7 +96,10 @@ pub fn write_partition(
 }
 
 /// `rows` in chunks of `size`, or one empty chunk when there are no rows.
-fn chunks_or_empty<'a>(rows: &'a [&'a Event], size: usize) -> Box<dyn Iterator<Item = &'a [&'a Event]> + 'a> {
+fn chunks_or_empty<'a>(
+    rows: &'a [&'a Event],
+    size: usize,
+) -> Box<dyn Iterator<Item = &'a [&'a Event]> + 'a> {
     if rows.is_empty() {
         Box::new(std::iter::once(rows))
     } else {
@@ -99,8 +116,10 @@ fn write_row_group(
     let mut index = 0;
     while let Some(mut column) = group.next_column()? {
         let field = &schema.fields[index];
-        let definition: Vec<i16> =
-            rows.iter().map(|r| i16::from(r.record[index] != Value::Null)).collect();
+        let definition: Vec<i16> = rows
+            .iter()
+            .map(|r| i16::from(r.record[index] != Value::Null))
+            .collect();
         match field.ty {
             FieldType::Int | FieldType::Timestamp => {
                 let values: Vec<i64> = rows
@@ -111,7 +130,9 @@ fn write_row_group(
                         _ => None,
                     })
                     .collect();
-                column.typed::<Int64Type>().write_batch(&values, Some(&definition), None)?;
+                column
+                    .typed::<Int64Type>()
+                    .write_batch(&values, Some(&definition), None)?;
             }
             FieldType::String => {
                 let values: Vec<ByteArray> = rows
@@ -121,7 +142,9 @@ fn write_row_group(
                         _ => None,
                     })
                     .collect();
-                column.typed::<ByteArrayType>().write_batch(&values, Some(&definition), None)?;
+                column
+                    .typed::<ByteArrayType>()
+                    .write_batch(&values, Some(&definition), None)?;
             }
         }
         column.close()?;
@@ -132,14 +155,22 @@ fn write_row_group(
 }
 
 fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
-    Error::io(path, "write a Parquet file", "check free space, then rerun", std::io::Error::other(e))
+    Error::io(
+        path,
+        "write a Parquet file",
+        "check free space, then rerun",
+        std::io::Error::other(e),
+    )
 }
 
 /// The rows in every `*.parquet` file of `folder`, from the footers.
 pub fn count_rows(folder: &Path) -> Result<u64> {
     let mut rows = 0;
     for path in parquet_paths(folder)? {
-        let fail = |e: String| Error::CorruptState { path: path.clone(), detail: e };
+        let fail = |e: String| Error::CorruptState {
+            path: path.clone(),
+            detail: e,
+        };
         let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
         let reader = SerializedFileReader::new(file).map_err(|e| fail(e.to_string()))?;
         rows += reader.metadata().file_metadata().num_rows() as u64;

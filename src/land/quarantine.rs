@@ -74,12 +74,20 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
         written_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
     };
-    atomic::write_atomic(&folder.join("summary.json"), &state::pretty(&summary), 0o600)
+    atomic::write_atomic(
+        &folder.join("summary.json"),
+        &state::pretty(&summary),
+        0o600,
+    )
 }
 
 /// Counts by reason code.
 pub fn by_reason(counts: &Counts) -> BTreeMap<String, u64> {
-    counts.by_reason.iter().map(|(r, n)| (r.code().to_owned(), *n)).collect()
+    counts
+        .by_reason
+        .iter()
+        .map(|(r, n)| (r.code().to_owned(), *n))
+        .collect()
 }
 
 /// Every quarantine summary, newest first.
@@ -87,14 +95,24 @@ pub fn list(config: &Config) -> Result<Vec<QuarantineSummary>> {
     let entries = match std::fs::read_dir(&config.quarantine_root) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&config.quarantine_root, "list the quarantine", "check permissions", e)),
+        Err(e) => {
+            return Err(Error::io(
+                &config.quarantine_root,
+                "list the quarantine",
+                "check permissions",
+                e,
+            ));
+        }
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path().join("summary.json");
         if let Ok(text) = std::fs::read(&path) {
-            let summary: QuarantineSummary = serde_json::from_slice(&text)
-                .map_err(|e| Error::CorruptState { path: path.clone(), detail: e.to_string() })?;
+            let summary: QuarantineSummary =
+                serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
+                    path: path.clone(),
+                    detail: e.to_string(),
+                })?;
             out.push(summary);
         }
     }
@@ -104,12 +122,23 @@ pub fn list(config: &Config) -> Result<Vec<QuarantineSummary>> {
 
 /// The rejects of the input with hash `sha256` (a unique prefix is enough).
 pub fn rejects(config: &Config, sha256: &str) -> Result<(QuarantineSummary, Vec<RejectRecord>)> {
-    let matches: Vec<QuarantineSummary> =
-        list(config)?.into_iter().filter(|s| s.input_sha256.starts_with(sha256)).collect();
+    let matches: Vec<QuarantineSummary> = list(config)?
+        .into_iter()
+        .filter(|s| s.input_sha256.starts_with(sha256))
+        .collect();
     let summary = match matches.as_slice() {
         [one] => one.clone(),
-        [] => return Err(Error::Usage(format!("no quarantine entry has a hash starting {sha256:?}; run `wharf quarantine` to list them"))),
-        _ => return Err(Error::Usage(format!("{} quarantine entries start with {sha256:?}; give more of the hash", matches.len()))),
+        [] => {
+            return Err(Error::Usage(format!(
+                "no quarantine entry has a hash starting {sha256:?}; run `wharf quarantine` to list them"
+            )));
+        }
+        _ => {
+            return Err(Error::Usage(format!(
+                "{} quarantine entries start with {sha256:?}; give more of the hash",
+                matches.len()
+            )));
+        }
     };
     let path = folder(config, &summary.input_sha256).join("rejects.jsonl");
     let text = std::fs::read_to_string(&path)
@@ -118,6 +147,9 @@ pub fn rejects(config: &Config, sha256: &str) -> Result<(QuarantineSummary, Vec<
         .lines()
         .map(serde_json::from_str)
         .collect::<std::result::Result<Vec<RejectRecord>, _>>()
-        .map_err(|e| Error::CorruptState { path, detail: e.to_string() })?;
+        .map_err(|e| Error::CorruptState {
+            path,
+            detail: e.to_string(),
+        })?;
     Ok((summary, records))
 }

@@ -56,13 +56,24 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
     let restored_from = newest.clone();
     swap::swap_in(config, &staged, date, &generation, before)?;
     if restored_from.exists() {
-        std::fs::remove_dir_all(&restored_from)
-            .map_err(|e| Error::io(&restored_from, "remove the restored generation from the trash", "remove it by hand", e))?;
+        std::fs::remove_dir_all(&restored_from).map_err(|e| {
+            Error::io(
+                &restored_from,
+                "remove the restored generation from the trash",
+                "remove it by hand",
+                e,
+            )
+        })?;
     }
     swap::clean_staging(config)?;
     match &record.owner {
         Some(owner) => {
-            let entry = PartitionEntry { owner: owner.clone(), rows, files, published_at: now.clone() };
+            let entry = PartitionEntry {
+                owner: owner.clone(),
+                rows,
+                files,
+                published_at: now.clone(),
+            };
             manifest.dates.insert(key.clone(), entry);
         }
         None => {
@@ -81,7 +92,10 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
             action: "restored".into(),
             reason: None,
             dates: vec![key],
-            counts: Counts { keys: rows, ..Counts::default() },
+            counts: Counts {
+                keys: rows,
+                ..Counts::default()
+            },
             duration_ms: started.elapsed().as_millis() as u64,
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             swaps: Vec::new(),

@@ -22,11 +22,21 @@ pub fn read_checkpoint(config: &Config, name: &str) -> Result<Option<Checkpoint>
     let text = match std::fs::read(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, "read the checkpoint", "check its permissions", e)),
+        Err(e) => {
+            return Err(Error::io(
+                &path,
+                "read the checkpoint",
+                "check its permissions",
+                e,
+            ));
+        }
     };
     serde_json::from_slice(&text)
         .map(Some)
-        .map_err(|e| Error::CorruptCheckpoint { path, detail: e.to_string() })
+        .map_err(|e| Error::CorruptCheckpoint {
+            path,
+            detail: e.to_string(),
+        })
 }
 
 /// Writes the checkpoint atomically.
@@ -43,12 +53,20 @@ fn manifest_path(config: &Config) -> PathBuf {
 pub fn read_manifest(config: &Config) -> Result<Manifest> {
     let path = manifest_path(config);
     match std::fs::read(&path) {
-        Ok(text) => serde_json::from_slice(&text)
-            .map_err(|e| Error::CorruptState { path, detail: e.to_string() }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(Manifest { product: config.product.clone(), dates: BTreeMap::new() })
-        }
-        Err(e) => Err(Error::io(&path, "read the manifest", "check its permissions", e)),
+        Ok(text) => serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
+            path,
+            detail: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+            product: config.product.clone(),
+            dates: BTreeMap::new(),
+        }),
+        Err(e) => Err(Error::io(
+            &path,
+            "read the manifest",
+            "check its permissions",
+            e,
+        )),
     }
 }
 
@@ -75,8 +93,14 @@ pub fn published(
     for (date, folder) in list_partitions(&config.publish_root)? {
         let known = manifest.dates.get(&date.to_string());
         let published = match known {
-            Some(entry) => PublishedDate { rows: entry.rows, owner: Some(entry.owner.clone()) },
-            None => PublishedDate { rows: parquet_files::count_rows(&folder)?, owner: None },
+            Some(entry) => PublishedDate {
+                rows: entry.rows,
+                owner: Some(entry.owner.clone()),
+            },
+            None => PublishedDate {
+                rows: parquet_files::count_rows(&folder)?,
+                owner: None,
+            },
         };
         dates.insert(date, published);
     }
@@ -89,14 +113,23 @@ pub fn list_partitions(root: &Path) -> Result<Vec<(Date, PathBuf)>> {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
-            return Err(Error::io(root, "list the publish root", "check that it is a readable folder", e));
+            return Err(Error::io(
+                root,
+                "list the publish root",
+                "check that it is a readable folder",
+                e,
+            ));
         }
     };
     let mut out = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(root, "list the publish root", "check the disk", e))?;
+        let entry =
+            entry.map_err(|e| Error::io(root, "list the publish root", "check the disk", e))?;
         let name = entry.file_name();
-        let date = name.to_str().and_then(|n| n.strip_prefix("event_date=")).and_then(Date::parse);
+        let date = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("event_date="))
+            .and_then(Date::parse);
         if let (Some(date), true) = (date, entry.path().is_dir()) {
             out.push((date, entry.path()));
         }

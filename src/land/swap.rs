@@ -68,9 +68,12 @@ pub fn clean_staging(config: &Config) -> Result<()> {
 
 fn remove_dir_all(path: &Path) -> Result<()> {
     match fs::remove_dir_all(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::io(path, "remove the folder", "check permissions, then rerun", e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(
+            path,
+            "remove the folder",
+            "check permissions, then rerun",
+            e,
+        )),
         _ => Ok(()),
     }
 }
@@ -100,11 +103,15 @@ pub fn swap_in(
         );
         match exchanged {
             Ok(()) => SwapMethod::Exchange,
-            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+            Err(
+                rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP,
+            ) => {
                 let aside = staged.with_extension("old");
                 fs::rename(&live, &aside).map_err(|e| io("rename the old partition aside", e))?;
-                fs::rename(staged, &live).map_err(|e| io("rename the staged partition into place", e))?;
-                fs::rename(&aside, staged).map_err(|e| io("rename the old partition back to staging", e))?;
+                fs::rename(staged, &live)
+                    .map_err(|e| io("rename the staged partition into place", e))?;
+                fs::rename(&aside, staged)
+                    .map_err(|e| io("rename the old partition back to staging", e))?;
                 SwapMethod::TwoRenames
             }
             Err(e) => return Err(io("exchange the partitions", e.into())),
@@ -126,7 +133,10 @@ pub fn swap_in(
 
 /// The trash folder of `date`.
 pub fn trash_dir(config: &Config, date: Date) -> PathBuf {
-    config.state_root.join("trash").join(format!("event_date={date}"))
+    config
+        .state_root
+        .join("trash")
+        .join(format!("event_date={date}"))
 }
 
 /// Moves the replaced generation at `from` into the trash and prunes old generations.
@@ -135,7 +145,11 @@ fn to_trash(config: &Config, from: &Path, date: Date, id: &str, record: &Generat
     atomic::create_dir_all(&folder)?;
     let target = folder.join(id);
     move_dir(from, &target)?;
-    atomic::write_atomic(&target.join("generation.json"), &state::pretty(record), 0o644)?;
+    atomic::write_atomic(
+        &target.join("generation.json"),
+        &state::pretty(record),
+        0o644,
+    )?;
     atomic::sync_dir(&folder)?;
     let mut generations = generations(config, date)?;
     while generations.len() > config.keep_generations {
@@ -153,8 +167,10 @@ pub fn generations(config: &Config, date: Date) -> Result<Vec<PathBuf>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(&folder, "list the trash", "check permissions", e)),
     };
-    let mut out: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
     out.sort();
     Ok(out)
 }
@@ -162,8 +178,12 @@ pub fn generations(config: &Config, date: Date) -> Result<Vec<PathBuf>> {
 /// Reads a generation's record.
 pub fn read_generation(folder: &Path) -> Result<Generation> {
     let path = folder.join("generation.json");
-    let text = fs::read(&path).map_err(|e| Error::io(&path, "read the generation record", "check the trash", e))?;
-    serde_json::from_slice(&text).map_err(|e| Error::CorruptState { path, detail: e.to_string() })
+    let text = fs::read(&path)
+        .map_err(|e| Error::io(&path, "read the generation record", "check the trash", e))?;
+    serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
+        path,
+        detail: e.to_string(),
+    })
 }
 
 /// Renames `from` to `to`, copying across file systems when a rename cannot.
@@ -174,7 +194,12 @@ pub fn move_dir(from: &Path, to: &Path) -> Result<()> {
             copy_dir(from, to)?;
             remove_dir_all(from)
         }
-        Err(e) => Err(Error::io(from, "move the folder", "check permissions, then rerun", e)),
+        Err(e) => Err(Error::io(
+            from,
+            "move the folder",
+            "check permissions, then rerun",
+            e,
+        )),
     }
 }
 
@@ -182,7 +207,8 @@ pub fn move_dir(from: &Path, to: &Path) -> Result<()> {
 /// fsyncing each file and the folder.
 pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     atomic::create_dir_all(to)?;
-    let entries = fs::read_dir(from).map_err(|e| Error::io(from, "list the folder", "check permissions", e))?;
+    let entries = fs::read_dir(from)
+        .map_err(|e| Error::io(from, "list the folder", "check permissions", e))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(from, "list the folder", "check the disk", e))?;
         let target = to.join(entry.file_name());

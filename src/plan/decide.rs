@@ -30,7 +30,9 @@ pub fn decide(
                 event_date,
                 rows,
                 rows_before: before.map(|b| b.rows),
-                owner_before: before.and_then(|b| b.owner.as_ref()).map(|o| o.input_name.clone()),
+                owner_before: before
+                    .and_then(|b| b.owner.as_ref())
+                    .map(|o| o.input_name.clone()),
             }
         })
         .collect();
@@ -64,7 +66,10 @@ pub fn decide(
             field: breach.issue.field.clone(),
         })
     } else if summary.counts.rejected > config.max_rejected_lines {
-        Some(Refusal::RejectCap { rejected: summary.counts.rejected, max: config.max_rejected_lines })
+        Some(Refusal::RejectCap {
+            rejected: summary.counts.rejected,
+            max: config.max_rejected_lines,
+        })
     } else if summary.dates.len() > config.max_dates {
         Some(Refusal::TooManyDates {
             dates: summary.dates.keys().copied().collect(),
@@ -82,7 +87,11 @@ pub fn decide(
     } else {
         None
     };
-    plan.action = if refusal.is_some() { Action::Refuse } else { Action::Publish };
+    plan.action = if refusal.is_some() {
+        Action::Refuse
+    } else {
+        Action::Publish
+    };
     plan.refusal = refusal;
     plan.findings = summary.findings;
     plan.winners = summary.winners;

@@ -42,7 +42,11 @@ impl Action {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// A prohibited field, an unknown field or a conflicting retry, on its earliest line.
-    Breach { reason: LineReason, line: u64, field: Option<String> },
+    Breach {
+        reason: LineReason,
+        line: u64,
+        field: Option<String>,
+    },
     /// More rejects than `max_rejected_lines`.
     RejectCap { rejected: u64, max: u64 },
     /// More distinct dates than `max_dates`.
@@ -67,14 +71,33 @@ impl Refusal {
 
     /// One sentence for an operator: what happened and what to do.
     pub fn explain(&self, plan: &Plan) -> String {
-        let list = |dates: &[Date]| dates.iter().map(Date::to_string).collect::<Vec<_>>().join(", ");
+        let list = |dates: &[Date]| {
+            dates
+                .iter()
+                .map(Date::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         match self {
-            Refusal::Breach { reason, line, field } => {
-                let field = field.as_deref().map(|f| format!(" `{f}`")).unwrap_or_default();
+            Refusal::Breach {
+                reason,
+                line,
+                field,
+            } => {
+                let field = field
+                    .as_deref()
+                    .map(|f| format!(" `{f}`"))
+                    .unwrap_or_default();
                 let fix = match reason {
-                    LineReason::Conflict => "the producer sent two different events under one event id",
-                    LineReason::ProhibitedField => "the file carries a prohibited field; ask the producer to drop it",
-                    _ => "the file carries a field the schema does not declare; declare it or ask the producer to drop it",
+                    LineReason::Conflict => {
+                        "the producer sent two different events under one event id"
+                    }
+                    LineReason::ProhibitedField => {
+                        "the file carries a prohibited field; ask the producer to drop it"
+                    }
+                    _ => {
+                        "the file carries a field the schema does not declare; declare it or ask the producer to drop it"
+                    }
                 };
                 format!("{reason}{field} on line {line}: {fix}")
             }
@@ -94,7 +117,14 @@ impl Refusal {
                     .dates
                     .iter()
                     .filter(|d| dates.contains(&d.event_date))
-                    .map(|d| format!("{} {} → {}", d.event_date, d.rows_before.unwrap_or(0), d.rows))
+                    .map(|d| {
+                        format!(
+                            "{} {} → {}",
+                            d.event_date,
+                            d.rows_before.unwrap_or(0),
+                            d.rows
+                        )
+                    })
                     .collect();
                 format!(
                     "would shrink {} beyond max_shrink; rerun with --allow-shrink if this file really restates those dates",

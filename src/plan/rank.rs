@@ -69,8 +69,10 @@ pub fn rank_key(mut events: Vec<Event>, schema: &Schema) -> Vec<(Event, Option<L
     let mut ranked: Vec<(Event, Option<LostBecause>)> = Vec::with_capacity(events.len());
     for event in events {
         let why = ranked.last().map(|(above, _)| {
-            let (upper, lower) =
-                (Precedence::of(&above.record, schema), Precedence::of(&event.record, schema));
+            let (upper, lower) = (
+                Precedence::of(&above.record, schema),
+                Precedence::of(&event.record, schema),
+            );
             if upper.instant != lower.instant {
                 LostBecause::Older
             } else if upper.tiebreak != lower.tiebreak {

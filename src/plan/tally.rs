@@ -104,7 +104,11 @@ impl<'s> Tally<'s> {
 
     fn find(&mut self, line: u64, breach: bool, issue: LineIssue) {
         *self.counts.by_reason.entry(issue.reason).or_default() += 1;
-        self.findings.push(LineFinding { line, breach, issue });
+        self.findings.push(LineFinding {
+            line,
+            breach,
+            issue,
+        });
     }
 
     fn accept(&mut self, line: u64, record: Record) {
@@ -131,14 +135,23 @@ impl<'s> Tally<'s> {
         let event = Event { line, record };
         match self.best.get_mut(&key) {
             None => {
-                self.best.insert(key, Best { event: index, tied: false });
+                self.best.insert(
+                    key,
+                    Best {
+                        event: index,
+                        tied: false,
+                    },
+                );
             }
             Some(best) => {
                 let current = &self.events[best.event as usize];
                 let same = Precedence::of(&event.record, schema)
                     == Precedence::of(&current.record, schema);
                 if rank::compare(&event, current, schema).is_gt() {
-                    *best = Best { event: index, tied: same };
+                    *best = Best {
+                        event: index,
+                        tied: same,
+                    };
                 } else {
                     best.tied |= same;
                 }
@@ -155,8 +168,11 @@ impl<'s> Tally<'s> {
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.values().filter(|b| b.tied).count() as u64;
         let mut slots: Vec<Option<Event>> = self.events.into_iter().map(Some).collect();
-        let mut winners: Vec<Event> =
-            self.best.values().filter_map(|b| slots[b.event as usize].take()).collect();
+        let mut winners: Vec<Event> = self
+            .best
+            .values()
+            .filter_map(|b| slots[b.event as usize].take())
+            .collect();
         winners.sort_unstable_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
         let mut dates = BTreeMap::new();
         for winner in &winners {
@@ -164,7 +180,12 @@ impl<'s> Tally<'s> {
                 *dates.entry(instant.utc_date()).or_default() += 1;
             }
         }
-        Summary { counts, findings: self.findings, winners, dates }
+        Summary {
+            counts,
+            findings: self.findings,
+            winners,
+            dates,
+        }
     }
 }
 

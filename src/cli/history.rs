@@ -1,0 +1,33 @@
+//! `wharf history`: the run log.
+
+use super::{emit, report::inert};
+use crate::config::Config;
+use crate::error::Result;
+use crate::exit;
+use crate::land::runlog;
+
+pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> {
+    let records = runlog::read(config)?;
+    let skip = limit.map_or(0, |n| records.len().saturating_sub(n));
+    for record in &records[skip..] {
+        if json {
+            emit(&serde_json::to_string(record).unwrap_or_default())?;
+        } else {
+            emit(&format!(
+                "{}  {:<9} {:<16} {}  dates [{}]  keys {}  rejected {}  {} ms",
+                record.time,
+                record.action,
+                record.reason.as_deref().unwrap_or("-"),
+                inert(&record.input_name),
+                record.dates.join(", "),
+                record.counts.keys,
+                record.counts.rejected,
+                record.duration_ms
+            ))?;
+        }
+    }
+    if records.is_empty() && !json {
+        emit("no runs yet")?;
+    }
+    Ok(exit::SUCCESS)
+}

@@ -1,0 +1,139 @@
+//! The headless CLI for schedulers: one module per subcommand, `--json` everywhere,
+//! exit codes from [`crate::exit`] (CONTRACT.md §8).
+
+mod history;
+mod plan;
+mod quarantine;
+pub mod report;
+mod restore;
+mod run;
+mod status;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::exit;
+
+/// Wharf lands closed JSONL event files into a Hive-partitioned Parquet dataset safely.
+#[derive(Parser, Debug)]
+#[command(name = "wharf", version, about)]
+pub struct Cli {
+    /// The product's config file.
+    #[arg(long, short, global = true, default_value = "wharf.toml")]
+    pub config: PathBuf,
+    /// Print one JSON object on stdout instead of a report.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show what landing INPUT would do, without writing anything.
+    Plan {
+        input: PathBuf,
+        /// Plan as if the operator allowed dates to shrink beyond max_shrink.
+        #[arg(long)]
+        allow_shrink: bool,
+    },
+    /// Land INPUT, or every closed input in the inbox, oldest first.
+    Run {
+        input: Option<PathBuf>,
+        /// Publish even where a date would lose more than max_shrink of its rows.
+        #[arg(long)]
+        allow_shrink: bool,
+    },
+    /// The published dates, their owners and rows.
+    Status,
+    /// The run log, newest last.
+    History {
+        /// Show only the last N runs.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// List quarantined inputs, or one input's rejects by hash (a prefix is enough).
+    Quarantine { hash: Option<String> },
+    /// Bring back DATE's previous generation from the trash.
+    Restore {
+        /// The date, YYYY-MM-DD.
+        date: String,
+        /// Confirm: replace the live partition with the previous generation.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// The operator console.
+    Console {
+        /// A theme name (dark, light, high-contrast) or a path to a theme file.
+        #[arg(long)]
+        theme: Option<String>,
+    },
+}
+
+/// Parses the command line, runs it and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            });
+        }
+    };
+    let json = cli.json;
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let code = e.exit_code();
+            if json {
+                let object = serde_json::json!({ "error": e.to_string(), "exit_code": code });
+                let _ = emit(&object.to_string());
+            }
+            eprintln!("wharf: {e}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    let config = || Config::load(&cli.config);
+    match cli.command {
+        Command::Plan {
+            input,
+            allow_shrink,
+        } => plan::plan(&config()?, &input, allow_shrink, cli.json),
+        Command::Run {
+            input,
+            allow_shrink,
+        } => run::run(&config()?, input.as_deref(), allow_shrink, cli.json),
+        Command::Status => status::status(&config()?, cli.json),
+        Command::History { limit } => history::history(&config()?, limit, cli.json),
+        Command::Quarantine { hash } => {
+            quarantine::quarantine(&config()?, hash.as_deref(), cli.json)
+        }
+        Command::Restore { date, yes } => restore::restore(&config()?, &date, yes, cli.json),
+        Command::Console { theme } => crate::console::run(&config()?, theme.as_deref()),
+    }
+}
+
+/// Writes `text` and a newline to stdout; a closed pipe is not an error.
+pub fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io(
+            std::path::Path::new("<stdout>"),
+            "write",
+            "check the output stream",
+            e,
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,29 @@
+//! `wharf plan INPUT`: what a run would do, without writing anything.
+
+use std::path::Path;
+
+use super::{emit, report};
+use crate::config::Config;
+use crate::error::Result;
+use crate::exit;
+use crate::land;
+use crate::plan::{Action, DecideOptions};
+
+pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Result<u8> {
+    let plan = land::plan_input(config, input, DecideOptions { allow_shrink }, &mut |_| true)?;
+    if json {
+        emit(&report::plan_json(&plan).to_string())?;
+    } else {
+        let verb = match plan.action {
+            Action::Publish => "would publish",
+            Action::Skip => "would skip: already landed, every date still its own",
+            Action::Refuse => "would refuse",
+        };
+        emit(&report::plan_text(&plan, verb))?;
+    }
+    Ok(if plan.action == Action::Refuse {
+        exit::REFUSED
+    } else {
+        exit::SUCCESS
+    })
+}

@@ -1,0 +1,85 @@
+//! How plans and run outcomes print: the §8 JSON object, and a short human report.
+
+use serde_json::{Value as Json, json};
+
+use crate::land::RunOutcome;
+use crate::plan::{Action, Plan};
+
+/// The §8 object of a plan (`action` publish/skip/refuse).
+pub fn plan_json(plan: &Plan) -> Json {
+    let mut object = json!({
+        "product": plan.product,
+        "action": plan.action.code(),
+        "reason": plan.reason(),
+        "detail": plan.refusal.as_ref().map(|r| r.explain(plan)),
+        "input_name": plan.input_name,
+        "input_sha256": plan.input_sha256,
+        "counts": plan.counts,
+        "dates": plan.dates,
+    });
+    if !plan.allowed_shrink.is_empty() {
+        object["allowed_shrink"] = json!(plan.allowed_shrink);
+    }
+    object
+}
+
+/// The §8 object of a run (`action` published/skipped/refused).
+pub fn outcome_json(outcome: &RunOutcome) -> Json {
+    let mut object = plan_json(&outcome.plan);
+    object["action"] = json!(outcome.status.code());
+    object["duration_ms"] = json!(outcome.duration_ms);
+    object
+}
+
+/// A few readable lines about `plan`; `verb` is what happened or would happen.
+pub fn plan_text(plan: &Plan, verb: &str) -> String {
+    let c = &plan.counts;
+    let mut out = format!(
+        "{}  (sha256 {})\n{verb}",
+        inert(&plan.input_name),
+        &plan.input_sha256[..plan.input_sha256.len().min(16)]
+    );
+    if let Some(refusal) = &plan.refusal {
+        out.push_str(&format!(
+            " ({}): {}",
+            refusal.code(),
+            inert(&refusal.explain(plan))
+        ));
+    }
+    out.push_str(&format!(
+        "\nlines {} · blank {} · accepted {} · rejected {} · retries {} · keys {} · ties by arrival {}\n",
+        c.lines, c.blank, c.accepted, c.rejected, c.retries, c.keys, c.ties_by_arrival
+    ));
+    if !c.by_reason.is_empty() {
+        let reasons: Vec<String> = c
+            .by_reason
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        out.push_str(&format!("by reason: {}\n", reasons.join(" · ")));
+    }
+    for date in &plan.dates {
+        let before = match (&date.rows_before, &date.owner_before) {
+            (None, _) => "new date".to_owned(),
+            (Some(rows), Some(owner)) => format!("now {rows} rows from {}", inert(owner)),
+            (Some(rows), None) => format!("now {rows} rows, owner unknown"),
+        };
+        let arrow = if plan.action == Action::Refuse {
+            "would be"
+        } else {
+            "→"
+        };
+        out.push_str(&format!(
+            "  event_date={}  {arrow} {} rows  ({before})\n",
+            date.event_date, date.rows
+        ));
+    }
+    out.trim_end().to_owned()
+}
+
+/// Escapes control characters so text from a file cannot steer the terminal.
+pub fn inert(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect()
+}
