@@ -1,7 +1,8 @@
 //! Staging and swapping partitions (CONTRACT.md §6.2–6.3).
 //!
-//! New partitions are written under `<publish_root>/.wharf-staging/<run>/` (a hidden
-//! folder that hive readers skip), fsynced, then each date is swapped in with
+//! New partitions are written under [`staging_root`]: a hidden folder *beside* the publish
+//! root (same file system, so renames stay atomic), because not every hive reader skips
+//! hidden folders inside the root (polars' Rust scan does not). They are fsynced, then each date is swapped in with
 //! `renameat2(RENAME_EXCHANGE)` where the kernel has it, so a reader sees the old
 //! partition or the new one. The replaced generation moves to
 //! `<state_root>/trash/event_date=D/<generation>/` with a `generation.json`, keeping the
@@ -18,8 +19,17 @@ use crate::error::{Error, Result};
 use crate::land::{atomic, state};
 use crate::plan::Owner;
 
-/// The staging folder's name under the publish root.
-pub const STAGING: &str = ".wharf-staging";
+/// `<parent of publish_root>/.<publish_root name>.wharf-staging`: on the publish root's
+/// file system, never inside it, hidden by name.
+pub fn staging_root(config: &Config) -> PathBuf {
+    let root = &config.publish_root;
+    match (root.parent(), root.file_name()) {
+        (Some(parent), Some(name)) => {
+            parent.join(format!(".{}.wharf-staging", name.to_string_lossy()))
+        }
+        _ => root.join(".wharf-staging"),
+    }
+}
 
 /// How a date was swapped in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -54,7 +64,7 @@ pub struct Generation {
 
 /// The staging folder of run `run_id`, emptied of anything a crashed run left.
 pub fn fresh_staging(config: &Config, run_id: &str) -> Result<PathBuf> {
-    let root = config.publish_root.join(STAGING);
+    let root = staging_root(config);
     remove_dir_all(&root)?;
     let dir = root.join(run_id);
     atomic::create_dir_all(&dir)?;
@@ -63,7 +73,7 @@ pub fn fresh_staging(config: &Config, run_id: &str) -> Result<PathBuf> {
 
 /// Removes the staging folder (after a run, or what a crash left).
 pub fn clean_staging(config: &Config) -> Result<()> {
-    remove_dir_all(&config.publish_root.join(STAGING))
+    remove_dir_all(&staging_root(config))
 }
 
 fn remove_dir_all(path: &Path) -> Result<()> {

@@ -1,0 +1,214 @@
+//! The Raw tab's data: [`LineIndex`] (where each line of an input starts, built once on a
+//! worker thread) and [`read_window`], which reads and classifies only the lines on
+//! screen, so a 1 GB input scrolls without being loaded.
+//!
+//! Lines follow CONTRACT.md §1 exactly as `input::scan` splits them (on `\n`, one
+//! trailing `\r` stripped, a BOM skipped at the very start, no empty last line). A line's
+//! text is cut to [`SHOW_BYTES`] for display and prohibited values are masked
+//! ([`super::mask`]); its outcome comes from [`crate::contract::classify`] when the line
+//! is short enough to read whole, and the plan's findings override it where a plan exists
+//! (they also know conflicts, which need the whole file).
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::mask;
+use crate::contract::{self, LineBytes, LineReason, Outcome, Schema};
+use crate::error::{Error, Result};
+
+/// Bytes of a line read for display.
+pub const SHOW_BYTES: usize = 4096;
+/// Lines up to this long are read whole and classified on the spot.
+pub const CLASSIFY_BYTES: usize = 64 * 1024;
+/// Lines read around the cursor at a time (more than any screen is tall).
+pub const WINDOW: usize = 256;
+
+/// Where every line of one input starts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineIndex {
+    starts: Vec<u64>,
+    len: u64,
+    ends_with_newline: bool,
+}
+
+impl LineIndex {
+    /// Indexes `path`; `progress(bytes, total)` returns `false` to cancel.
+    pub fn build(path: &Path, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<LineIndex> {
+        let io = |e| Error::io(path, "index the input's lines", "check the file", e);
+        let mut file = File::open(path).map_err(io)?;
+        let total = file.metadata().map_err(io)?.len();
+        let mut index = LineIndex::default();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut last = 0u8;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io(e)),
+            };
+            if index.len == 0 {
+                index.starts.push(0);
+            }
+            for at in memchr::memchr_iter(b'\n', &buf[..n]) {
+                index.starts.push(index.len + at as u64 + 1);
+            }
+            index.len += n as u64;
+            last = buf[n - 1];
+            if !progress(index.len, total) {
+                return Err(Error::Cancelled);
+            }
+        }
+        index.ends_with_newline = last == b'\n';
+        if index.ends_with_newline {
+            index.starts.pop();
+        }
+        Ok(index)
+    }
+
+    /// Lines in the file.
+    pub fn lines(&self) -> u64 {
+        self.starts.len() as u64
+    }
+
+    /// The byte range of line `i` (0-based) without its `\n`.
+    fn span(&self, i: usize) -> (u64, u64) {
+        let start = self.starts[i];
+        let end = match self.starts.get(i + 1) {
+            Some(next) => next - 1,
+            None if self.ends_with_newline => self.len - 1,
+            None => self.len,
+        };
+        (start, end)
+    }
+}
+
+/// A line's outcome as the Raw tab shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineOutcome {
+    Accepted,
+    Blank,
+    Rejected { reason: LineReason, field: Option<String> },
+    Breach { reason: LineReason, field: Option<String> },
+    /// Too long to classify here; the plan will tell.
+    Unknown,
+}
+
+/// One line on screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawLine {
+    /// 1-based.
+    pub number: u64,
+    /// Masked, cut to [`SHOW_BYTES`]; not yet sanitized.
+    pub text: String,
+    pub bytes: u64,
+    pub outcome: LineOutcome,
+}
+
+/// Reads lines `first..first + count` (1-based) of `path`.
+pub fn read_window(
+    path: &Path,
+    index: &LineIndex,
+    first: u64,
+    count: usize,
+    schema: &Schema,
+    max_line_bytes: usize,
+) -> Result<Vec<RawLine>> {
+    let file = File::open(path)
+        .map_err(|e| Error::io(path, "read the input", "is it still in the inbox?", e))?;
+    let from = first.max(1) as usize - 1;
+    let to = (from + count).min(index.starts.len());
+    let mut out = Vec::with_capacity(to.saturating_sub(from));
+    for i in from..to {
+        let (start, end) = index.span(i);
+        let len = (end - start) as usize;
+        let want = if len <= CLASSIFY_BYTES { len } else { SHOW_BYTES };
+        let mut buf = vec![0u8; want];
+        file.read_exact_at(&mut buf, start)
+            .map_err(|e| Error::io(path, "read the input", "is it still in the inbox?", e))?;
+        let complete = want == len;
+        let mut bytes = buf.as_slice();
+        if i == 0 {
+            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        }
+        if complete {
+            bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        }
+        // input::scan's rule: more than max + 1 raw bytes (room for a `\r`), or more than
+        // max once the BOM and `\r` are stripped.
+        let too_long = len > max_line_bytes + 1 || (complete && bytes.len() > max_line_bytes);
+        let outcome = if too_long {
+            LineOutcome::Rejected { reason: LineReason::LineTooLong, field: None }
+        } else if complete {
+            outcome_of(contract::classify(LineBytes::Kept(bytes), schema))
+        } else {
+            LineOutcome::Unknown
+        };
+        let mut text = mask::masked_line(bytes, complete, &schema.prohibited);
+        if text.len() > SHOW_BYTES {
+            let mut cut = SHOW_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        out.push(RawLine { number: i as u64 + 1, text, bytes: len as u64, outcome });
+    }
+    Ok(out)
+}
+
+/// The Raw tab's view of a classifier outcome.
+pub fn outcome_of(outcome: Outcome) -> LineOutcome {
+    match outcome {
+        Outcome::Blank => LineOutcome::Blank,
+        Outcome::Accepted(_) => LineOutcome::Accepted,
+        Outcome::Rejected(issue) => LineOutcome::Rejected { reason: issue.reason, field: issue.field },
+        Outcome::Breach(issue) => LineOutcome::Breach { reason: issue.reason, field: issue.field },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn index_of(data: &[u8]) -> (tempfile::NamedTempFile, LineIndex) {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, data).unwrap();
+        let index = LineIndex::build(file.path(), &mut |_, _| true).unwrap();
+        (file, index)
+    }
+
+    #[test]
+    fn lines_are_numbered_as_the_contract_splits_them() {
+        for (data, lines) in [
+            (&b""[..], 0),
+            (b"a", 1),
+            (b"a\n", 1),
+            (b"a\n\nb", 3),
+            (b"a\r\nb\r\n", 2),
+        ] {
+            assert_eq!(index_of(data).1.lines(), lines, "{data:?}");
+        }
+    }
+
+    #[test]
+    fn a_window_reads_classifies_and_masks() {
+        let config = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/wharf.toml"))).unwrap();
+        let data = "\u{feff}{\"event_id\":\"x\"}\r\n\n{\"event_id\":\"e\",\"order_id\":1,\"status\":\"P\",\"updated_at\":\"2024-03-01T00:00:00Z\",\"email\":\"a@b\"}\nnope";
+        let (file, index) = index_of(data.as_bytes());
+        let window = read_window(file.path(), &index, 2, 10, &config.schema, 100).unwrap();
+        assert_eq!(window.len(), 3);
+        assert_eq!((window[0].number, &window[0].outcome), (2, &LineOutcome::Blank));
+        assert!(matches!(window[1].outcome, LineOutcome::Breach { reason: LineReason::ProhibitedField, .. }));
+        assert!(window[1].text.ends_with("\"email\":‹hidden›}"), "{}", window[1].text);
+        assert!(matches!(window[2].outcome, LineOutcome::Rejected { reason: LineReason::MalformedJson, .. }));
+        let first = read_window(file.path(), &index, 1, 1, &config.schema, 100).unwrap();
+        assert_eq!(first[0].text, "{\"event_id\":\"x\"}", "BOM and CR stripped");
+        let long = read_window(file.path(), &index, 3, 1, &config.schema, 20).unwrap();
+        assert!(matches!(long[0].outcome, LineOutcome::Rejected { reason: LineReason::LineTooLong, .. }));
+    }
+}

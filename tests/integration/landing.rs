@@ -1,0 +1,302 @@
+//! The landing (CONTRACT.md §6–7): what a publish, a refusal, a skip and a restore leave
+//! on disk, byte for byte.
+
+use std::fs;
+
+use crate::support::{Product, event, statuses};
+
+#[test]
+fn a_refusal_leaves_the_published_day_and_checkpoint_byte_for_byte() {
+    let product = Product::new("");
+    let good = product.input(
+        "good.jsonl",
+        &[
+            &event("e1", 1, "PAID", "2024-03-01T10:00:00Z"),
+            &event("e2", 2, "PAID", "2024-03-01T11:00:00Z"),
+        ],
+    );
+    assert_eq!(product.run(&good).code, 0);
+    let (lake, checkpoints) = (
+        product.snapshot("lake"),
+        product.snapshot("state/orders/checkpoints"),
+    );
+    let manifest = fs::read(product.state().join("partitions.json")).unwrap();
+    let leaky = product.input(
+        "leaky.jsonl",
+        &[r#"{"event_id":"e3","order_id":1,"status":"REFUNDED","updated_at":"2024-03-01T12:00:00Z","email":"zq-secret@example.com"}"#],
+    );
+    let ran = product.run(&leaky);
+    assert_eq!(ran.code, 3);
+    assert_eq!(product.snapshot("lake"), lake);
+    assert_eq!(product.snapshot("state/orders/checkpoints"), checkpoints);
+    assert_eq!(
+        fs::read(product.state().join("partitions.json")).unwrap(),
+        manifest
+    );
+    let sha = ran.json()["input_sha256"].as_str().unwrap().to_owned();
+    let folder = product.path("quarantine/orders").join(&sha);
+    let rejects = fs::read_to_string(folder.join("rejects.jsonl")).unwrap();
+    let summary = fs::read_to_string(folder.join("summary.json")).unwrap();
+    assert!(rejects.contains("\"prohibited_field\"") && rejects.contains("\"email\""));
+    for text in [
+        &rejects,
+        &summary,
+        &fs::read_to_string(product.state().join("runs.jsonl")).unwrap(),
+    ] {
+        assert!(
+            !text.contains("zq-secret") && !text.contains("REFUNDED"),
+            "a value leaked: {text}"
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(folder.join("rejects.jsonl"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn dates_not_in_the_input_are_never_touched() {
+    let product = Product::new("");
+    let both = product.input(
+        "both.jsonl",
+        &[
+            &event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+            &event("e2", 2, "A", "2024-03-02T10:00:00Z"),
+        ],
+    );
+    assert_eq!(product.run(&both).code, 0);
+    let second_day = product.snapshot("lake/orders/event_date=2024-03-02");
+    let one = product.input("one.jsonl", &[&event("e3", 1, "B", "2024-03-01T11:00:00Z")]);
+    assert_eq!(product.run(&one).code, 0);
+    assert_eq!(
+        product.snapshot("lake/orders/event_date=2024-03-02"),
+        second_day
+    );
+    assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "B".into())]);
+    assert_eq!(product.dates(), ["2024-03-01", "2024-03-02"]);
+}
+
+#[test]
+fn a_date_deleted_by_hand_publishes_again() {
+    let product = Product::new("");
+    let input = product.input("in.jsonl", &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
+    assert_eq!(product.run(&input).code, 0);
+    fs::remove_dir_all(product.lake().join("event_date=2024-03-01")).unwrap();
+    let ran = product.run(&input);
+    assert_eq!(ran.json()["action"], "published");
+    assert_eq!(product.rows("2024-03-01").len(), 1);
+}
+
+#[test]
+fn a_date_re_owned_by_another_input_publishes_again() {
+    let product = Product::new("");
+    let first = product.input(
+        "first.jsonl",
+        &[&event("e1", 1, "FIRST", "2024-03-01T10:00:00Z")],
+    );
+    let second = product.input(
+        "second.jsonl",
+        &[&event("e2", 1, "SECOND", "2024-03-01T11:00:00Z")],
+    );
+    assert_eq!(product.run(&first).code, 0);
+    assert_eq!(product.run(&second).code, 0);
+    assert_eq!(product.plan(&first).json()["action"], "publish");
+    assert_eq!(product.run(&first).json()["action"], "published");
+    assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "FIRST".into())]);
+    assert_eq!(product.run(&first).json()["action"], "skipped");
+}
+
+#[test]
+fn manifest_and_checkpoint_describe_the_publish() {
+    let product = Product::new("files_per_date = 2");
+    let lines: Vec<String> = (0..5)
+        .map(|i| event(&format!("e{i}"), i, "A", "2024-03-01T10:00:00Z"))
+        .collect();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let input = product.input("in.jsonl", &refs);
+    let out = product.run(&input).json();
+    let checkpoint = product.checkpoint("in.jsonl").unwrap();
+    for field in [
+        "product",
+        "input_name",
+        "input_sha256",
+        "accepted_rows",
+        "rejected_rows",
+        "retries",
+        "keys",
+        "event_dates",
+        "publish_root",
+        "published_at",
+        "tool_version",
+    ] {
+        assert!(checkpoint.get(field).is_some(), "checkpoint lacks {field}");
+    }
+    assert_eq!(checkpoint["input_sha256"], out["input_sha256"]);
+    assert_eq!(checkpoint["event_dates"], serde_json::json!(["2024-03-01"]));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(product.state().join("partitions.json")).unwrap())
+            .unwrap();
+    let entry = &manifest["dates"]["2024-03-01"];
+    assert_eq!(
+        (
+            entry["input_name"].as_str(),
+            entry["rows"].as_u64(),
+            entry["files"].as_u64()
+        ),
+        (Some("in.jsonl"), Some(5), Some(2))
+    );
+    let files = product.snapshot("lake/orders/event_date=2024-03-01");
+    assert_eq!(files.len(), 2);
+    let rows = product.rows("2024-03-01");
+    let keys: Vec<&str> = rows.iter().map(|r| r["order_id"].as_str()).collect();
+    assert_eq!(keys, ["0", "1", "2", "3", "4"], "split evenly in key order");
+    assert!(
+        !product.path("lake/.orders.wharf-staging").exists(),
+        "staging is cleaned up"
+    );
+    let log = fs::read_to_string(product.state().join("runs.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (record["action"].as_str(), record["swaps"][0].as_str()),
+        (Some("published"), Some("rename"))
+    );
+}
+
+#[test]
+fn replacing_a_date_exchanges_it_and_keeps_generations_in_the_trash() {
+    let product = Product::new("keep_generations = 2");
+    for (i, status) in ["V1", "V2", "V3", "V4"].iter().enumerate() {
+        let input = product.input(
+            &format!("v{i}.jsonl"),
+            &[&event(&format!("e{i}"), 1, status, "2024-03-01T10:00:00Z")],
+        );
+        assert_eq!(product.run(&input).code, 0);
+    }
+    let trash = product.state().join("trash/event_date=2024-03-01");
+    let generations: Vec<_> = fs::read_dir(&trash).unwrap().collect();
+    assert_eq!(generations.len(), 2, "keep_generations");
+    let log = fs::read_to_string(product.state().join("runs.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert!(matches!(
+        last["swaps"][0].as_str(),
+        Some("exchange" | "two_renames")
+    ));
+}
+
+#[test]
+fn restore_brings_back_the_exact_previous_bytes_and_ownership() {
+    let product = Product::new("");
+    let first = product.input(
+        "first.jsonl",
+        &[
+            &event("e1", 1, "FIRST", "2024-03-01T10:00:00Z"),
+            &event("e2", 2, "FIRST", "2024-03-01T10:00:00Z"),
+        ],
+    );
+    assert_eq!(product.run(&first).code, 0);
+    let first_bytes = product.snapshot("lake");
+    let second = product.input(
+        "second.jsonl",
+        &[
+            &event("e3", 1, "SECOND", "2024-03-01T11:00:00Z"),
+            &event("e4", 2, "SECOND", "2024-03-01T11:00:00Z"),
+        ],
+    );
+    assert_eq!(product.run(&second).code, 0);
+    assert_ne!(product.snapshot("lake"), first_bytes);
+
+    let unconfirmed = product.wharf(&["restore", "2024-03-01"]);
+    assert_eq!(unconfirmed.code, 2);
+    assert!(unconfirmed.stderr.contains("--yes"));
+    let ran = product.wharf(&["restore", "2024-03-01", "--yes", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.json()["owner"], "first.jsonl");
+    assert_eq!(product.snapshot("lake"), first_bytes);
+    // The manifest names the restored owner: first skips, second publishes again.
+    assert_eq!(product.run(&first).json()["action"], "skipped");
+    assert_eq!(product.run(&second).json()["action"], "published");
+    assert_eq!(statuses(&product.rows("2024-03-01"))[0].1, "SECOND");
+}
+
+#[test]
+fn restore_without_a_generation_says_so() {
+    let product = Product::new("");
+    let ran = product.wharf(&["restore", "2024-03-01", "--yes"]);
+    assert_eq!(ran.code, 2);
+    assert!(
+        ran.stderr.contains("no earlier generation of 2024-03-01"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn run_without_input_lands_the_inbox_oldest_first_past_a_refusal() {
+    let product = Product::new("");
+    let a = product.input("a.jsonl", &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
+    let bad = product.input("b.jsonl", &[r#"{"event_id":"e2","order_id":2,"status":"B","updated_at":"2024-03-02T10:00:00Z","name":"x"}"#]);
+    let c = product.input("c.jsonl", &[&event("e3", 3, "C", "2024-03-03T10:00:00Z")]);
+    product.input_bytes(".hidden.jsonl", b"junk\n");
+    product.input_bytes("d.jsonl.part", b"junk\n");
+    std::os::unix::fs::symlink("/etc/hostname", product.path("inbox/link.jsonl")).unwrap();
+    for (path, age) in [(&c, 10), (&bad, 20), (&a, 30)] {
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+    let ran = product.wharf(&["run", "--json"]);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    let actions: Vec<(String, String)> = ran
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["input_name"].as_str().unwrap().to_owned(),
+                v["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("a.jsonl".into(), "published".into()),
+            ("b.jsonl".into(), "refused".into()),
+            ("c.jsonl".into(), "published".into())
+        ]
+    );
+    assert_eq!(product.dates(), ["2024-03-01", "2024-03-03"]);
+}
+
+#[test]
+fn status_history_and_quarantine_report_from_the_files() {
+    let product = Product::new("");
+    let input = product.input(
+        "in.jsonl",
+        &[&event("e1", 1, "A", "2024-03-01T10:00:00Z"), "oops"],
+    );
+    let sha = product.run(&input).json()["input_sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let status = product.wharf(&["status", "--json"]).json();
+    assert_eq!(status["dates"][0]["rows"], 1);
+    assert_eq!(status["dates"][0]["owner"], "in.jsonl");
+    let history = product.wharf(&["history", "--json"]);
+    let record: serde_json::Value =
+        serde_json::from_str(history.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(record["input_sha256"], sha.as_str());
+    let one = product.wharf(&["quarantine", &sha[..8], "--json"]).json();
+    assert_eq!(
+        one["rejects"][0],
+        serde_json::json!({"line": 2, "reason": "malformed_json"})
+    );
+    let listed = product.wharf(&["quarantine", "--json"]).json();
+    assert_eq!(listed["entries"][0]["input_sha256"], sha.as_str());
+}

@@ -1,0 +1,11 @@
+//! Wharf's integration tests: one binary, one module per concern. Every test lands real
+//! files in a temporary product and reads back what was written: Parquet rows, quarantine
+//! records, checkpoints and the run log.
+
+mod classification;
+mod cli;
+mod decision;
+mod landing;
+mod ranking;
+mod readers;
+mod support;
