@@ -198,3 +198,138 @@ pub fn display_value(value: &Value) -> String {
         Value::Ts(t) => t.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::contract::{LineBytes, classify};
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn config() -> Config {
+        let text = r#"
+product = "orders"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+status     = { type = "string",    required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int" }
+"#;
+        Config::parse(text, Path::new("/w.toml"), Path::new("/")).unwrap()
+    }
+
+    fn summarise(lines: &[String], schema: &Schema) -> Summary {
+        let mut tally = Tally::new(schema);
+        for (i, line) in lines.iter().enumerate() {
+            tally.push(
+                i as u64 + 1,
+                classify(LineBytes::Kept(line.as_bytes()), schema),
+            );
+        }
+        tally.finish()
+    }
+
+    /// (key, status) of each winner.
+    fn winners(summary: &Summary) -> Vec<(Value, Value)> {
+        summary
+            .winners
+            .iter()
+            .map(|w| (w.record[1].clone(), w.record[2].clone()))
+            .collect()
+    }
+
+    /// Events of few keys with few instants and seqs, so ties are common; every event
+    /// has a distinct id and status, so a winner names exactly one event.
+    fn events() -> impl Strategy<Value = Vec<String>> {
+        prop::collection::vec((0i64..4, 0u32..3, prop::option::of(0i64..3), 0usize..3), 1..25).prop_map(
+            |specs| {
+                let offsets = ["Z", "+05:30", "-04:00"];
+                specs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (key, minute, seq, offset))| {
+                        let (hour, off) = match offsets[*offset] {
+                            "Z" => (10, "Z"),
+                            "+05:30" => (15, "+05:30"),
+                            _ => (6, "-04:00"),
+                        };
+                        let minute = if *offset == 1 { minute + 30 } else { *minute };
+                        let seq = seq.map(|s| format!(r#","seq":{s}"#)).unwrap_or_default();
+                        format!(
+                            r#"{{"event_id":"e{i}","order_id":{key},"status":"S{i}","updated_at":"2024-03-01T{hour:02}:{minute:02}:00{off}"{seq}}}"#
+                        )
+                    })
+                    .collect()
+            },
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn winners_ignore_line_order_except_declared_ties(lines in events(), seed in any::<u64>()) {
+            let config = config();
+            let schema = &config.schema;
+            let original = summarise(&lines, schema);
+            let mut shuffled = lines.clone();
+            let mut state = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+                shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            let reordered = summarise(&shuffled, schema);
+            prop_assert_eq!(original.counts.keys, reordered.counts.keys);
+            prop_assert_eq!(&original.dates, &reordered.dates);
+            if original.counts.ties_by_arrival == 0 {
+                prop_assert_eq!(reordered.counts.ties_by_arrival, 0);
+                prop_assert_eq!(winners(&original), winners(&reordered));
+            }
+        }
+
+        #[test]
+        fn retries_collapse_idempotently(lines in events(), copies in 1usize..4) {
+            let config = config();
+            let schema = &config.schema;
+            let once = summarise(&lines, schema);
+            let mut repeated = lines.clone();
+            for _ in 0..copies {
+                repeated.extend(lines.iter().cloned());
+            }
+            let many = summarise(&repeated, schema);
+            prop_assert_eq!(many.counts.retries, (copies * lines.len()) as u64);
+            prop_assert_eq!(many.counts.keys, once.counts.keys);
+            prop_assert_eq!(winners(&many), winners(&once));
+            prop_assert_eq!(many.findings.len(), 0);
+        }
+
+        #[test]
+        fn classification_never_panics_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+            let config = config();
+            let _ = classify(LineBytes::Kept(&bytes), &config.schema);
+        }
+
+        #[test]
+        fn classification_never_panics_on_json_shaped_text(text in r#"\{("[a-z_]{1,10}":("[^"]{0,12}"|-?[0-9]{1,25}|null|true|\[\]|\{\}|"20[0-9]{2}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,12})?(Z|[+-][0-9]{2}:[0-9]{2})?"),?){0,8}\}"#) {
+            let config = config();
+            let _ = classify(LineBytes::Kept(text.as_bytes()), &config.schema);
+        }
+    }
+
+    #[test]
+    fn ties_by_arrival_counts_keys_not_events() {
+        let config = config();
+        let lines: Vec<String> = (0..3)
+            .map(|i| format!(r#"{{"event_id":"e{i}","order_id":1,"status":"S","updated_at":"2024-03-01T10:00:00Z"}}"#))
+            .collect();
+        let summary = summarise(&lines, &config.schema);
+        assert_eq!(summary.counts.ties_by_arrival, 1);
+        assert_eq!(summary.winners[0].line, 3, "the later line wins a full tie");
+    }
+}
