@@ -20,15 +20,28 @@ use crate::land::{atomic, state};
 use crate::plan::Owner;
 
 /// `<parent of publish_root>/.<publish_root name>.wharf-staging`: on the publish root's
-/// file system, never inside it, hidden by name.
+/// file system, never inside it, hidden by name. When the publish root is itself a mount
+/// point (a dedicated volume, a bind mount), its parent is another mount and a rename
+/// from there fails with EXDEV, so staging goes inside the root, hidden by name.
 pub fn staging_root(config: &Config) -> PathBuf {
     let root = &config.publish_root;
     match (root.parent(), root.file_name()) {
-        (Some(parent), Some(name)) => {
+        (Some(parent), Some(name)) if !is_mount_point(root, parent) => {
             parent.join(format!(".{}.wharf-staging", name.to_string_lossy()))
         }
         _ => root.join(".wharf-staging"),
     }
+}
+
+/// Whether `root` exists on another mount than `parent` (renames between them fail).
+fn is_mount_point(root: &Path, parent: &Path) -> bool {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let mount = |path: &Path| {
+        statx(CWD, path, AtFlags::empty(), StatxFlags::MNT_ID)
+            .ok()
+            .map(|s| (s.stx_mnt_id, s.stx_dev_major, s.stx_dev_minor))
+    };
+    matches!((mount(root), mount(parent)), (Some(a), Some(b)) if a != b)
 }
 
 /// How a date was swapped in.

@@ -1,0 +1,325 @@
+//! Faults: a read-only publish root, a partition that cannot be renamed, roots that do
+//! not exist or sit under a regular file, the input vanishing mid-run, and a full disk
+//! (ENOSPC) under the publish root, the state root and the quarantine root. Each: a
+//! clear error naming the path, the contract's exit code, nothing published damaged,
+//! staging cleaned; then the fault is lifted and a rerun converges.
+//!
+//! Mounts (tmpfs, read-only bind) and `chattr +i` need root; where the machine refuses
+//! them the test says so on stderr and skips that part.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::common::{self, Dataset, Product};
+
+struct Inputs {
+    _dir: tempfile::TempDir,
+    old: PathBuf,
+    new: PathBuf,
+    old_data: Dataset,
+    new_data: Dataset,
+}
+
+/// Two small inputs over the same two dates and what each publishes.
+fn inputs() -> &'static Inputs {
+    static INPUTS: OnceLock<Inputs> = OnceLock::new();
+    INPUTS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.jsonl");
+        let new = dir.path().join("new.jsonl");
+        common::generate(&old, 3000, 2, 41, &[]);
+        common::generate(&new, 3000, 2, 42, &[]);
+        let reference = Product::new();
+        reference.land(&old);
+        let old_data = reference.snapshot();
+        reference.land(&new);
+        let new_data = reference.snapshot();
+        Inputs {
+            _dir: dir,
+            old,
+            new,
+            old_data,
+            new_data,
+        }
+    })
+}
+
+/// A mount (or an immutable flag) undone when dropped.
+struct Undo(Vec<String>);
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.0[0]).args(&self.0[1..]).status();
+    }
+}
+
+fn sh(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn mount_tmpfs(dir: &Path, size: &str) -> Option<Undo> {
+    fs::create_dir_all(dir).unwrap();
+    let target = dir.to_str().unwrap();
+    let ok = sh(
+        "mount",
+        &["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs", target],
+    );
+    ok.then(|| Undo(vec!["umount".into(), "-l".into(), target.into()]))
+}
+
+fn mount_read_only(dir: &Path) -> Option<Undo> {
+    let target = dir.to_str().unwrap();
+    if !sh("mount", &["--bind", target, target]) {
+        return None;
+    }
+    let undo = Undo(vec!["umount".into(), "-l".into(), target.into()]);
+    sh("mount", &["-o", "remount,bind,ro", target]).then_some(undo)
+}
+
+fn immutable(path: &Path) -> Option<Undo> {
+    let target = path.to_str().unwrap();
+    sh("chattr", &["+i", target]).then(|| Undo(vec!["chattr".into(), "-i".into(), target.into()]))
+}
+
+/// Fills the file system holding `dir` until it is full; returns the filler's path.
+fn fill(dir: &Path) -> PathBuf {
+    let path = dir.join("filler");
+    let mut file = fs::File::create(&path).unwrap();
+    let chunk = vec![0u8; 4096];
+    while file.write_all(&chunk).and_then(|_| file.sync_all()).is_ok() {}
+    path
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The failed run: exit 1, stderr naming `path`, nothing of the new input's state.
+fn assert_error_naming(out: &Output, path: &Path, product: &Product) {
+    assert_eq!(out.status.code(), Some(1), "{}", common::text(out));
+    let message = stderr(out);
+    assert!(
+        message.contains(&path.display().to_string()),
+        "the error must name {}: {message}",
+        path.display()
+    );
+    assert!(product.checkpoint("new.jsonl").is_none(), "checkpoint written");
+    assert!(!product.staging().exists(), "staging left");
+}
+
+fn seeded(config: &str) -> Product {
+    let product = Product::with_config(config);
+    product.land(&inputs().old);
+    product
+}
+
+fn converge(product: &Product) {
+    let out = product.land(&inputs().new);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("published"));
+    common::assert_converged(product, &inputs().new_data, "new.jsonl");
+}
+
+#[test]
+fn read_only_publish_root() {
+    let product = seeded(common::CONFIG);
+    let before = common::tree(&product.publish);
+    let manifest = product.manifest();
+    let Some(undo) = mount_read_only(&product.publish).or_else(|| immutable(&product.publish))
+    else {
+        eprintln!("SKIPPED read_only_publish_root: neither a read-only bind mount nor chattr +i");
+        return;
+    };
+    let out = product.run(&inputs().new);
+    assert_error_naming(&out, &product.publish, &product);
+    eprintln!("read-only publish root: {}", stderr(&out).trim());
+    drop(undo);
+    assert!(common::tree(&product.publish) == before, "published files changed");
+    assert_eq!(product.manifest(), manifest);
+    converge(&product);
+}
+
+#[test]
+fn a_partition_that_cannot_be_swapped_stops_the_run_between_dates() {
+    let product = seeded(common::CONFIG);
+    let second = product.publish.join("event_date=2024-03-02");
+    let Some(undo) = immutable(&second) else {
+        eprintln!("SKIPPED: chattr +i is not available here");
+        return;
+    };
+    let out = product.run(&inputs().new);
+    assert_error_naming(&out, &second, &product);
+    drop(undo);
+    let dates = common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
+    assert_eq!(dates, [true, false], "the first date swapped, the second did not");
+    converge(&product);
+}
+
+#[test]
+fn roots_that_do_not_exist_are_created() {
+    let config = common::CONFIG
+        .replace("\"lake/orders\"", "\"deep/a/b/lake/orders\"")
+        .replace("\"state/orders\"", "\"deep/c/state/orders\"")
+        .replace("\"quarantine/orders\"", "\"deep/d/quarantine/orders\"");
+    let product = Product::with_config(&config);
+    product.land(&inputs().new);
+    let publish = product.path().join("deep/a/b/lake/orders");
+    assert_eq!(Dataset::read(&publish).rows, inputs().new_data.rows);
+    assert!(product.path().join("deep/c/state/orders/partitions.json").exists());
+    assert!(product.path().join("deep/d/quarantine/orders").is_dir());
+}
+
+#[test]
+fn a_root_under_a_regular_file_is_an_error_naming_it() {
+    for root in ["lake/orders", "state/orders", "quarantine/orders"] {
+        let config = common::CONFIG.replace(&format!("\"{root}\""), &format!("\"file/{root}\""));
+        let product = Product::with_config(&config);
+        fs::write(product.path().join("file"), b"not a folder").unwrap();
+        let out = product.run(&inputs().new);
+        assert_eq!(out.status.code(), Some(1), "{root}: {}", common::text(&out));
+        let named = product.path().join("file").display().to_string();
+        assert!(stderr(&out).contains(&named), "{root}: {}", stderr(&out));
+        assert!(product.checkpoint("new.jsonl").is_none());
+        assert!(product.owners().is_empty(), "{root}: a manifest was written");
+        assert!(!product.staging().exists());
+        assert_eq!(fs::read(product.path().join("file")).unwrap(), b"not a folder");
+    }
+}
+
+#[test]
+fn the_input_vanishing() {
+    // Before the run: a usage error naming the path, nothing written.
+    let product = seeded(common::CONFIG);
+    let before = common::tree(&product.publish);
+    let gone = product.path().join("gone.jsonl");
+    let out = product.run(&gone);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    assert!(stderr(&out).contains(&gone.display().to_string()));
+    assert!(common::tree(&product.publish) == before);
+
+    // Mid-run (unlinked once the run holds the lock): the run lands exactly the bytes it
+    // opened, or, when it had not opened them yet, refuses to start as above.
+    let big = tempfile::tempdir().unwrap();
+    let source = big.path().join("source.jsonl");
+    common::generate(&source, 50_000, 2, 43, &[]);
+    let reference = Product::new();
+    reference.land(&source);
+    let want = reference.snapshot();
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        let product = Product::new();
+        let input = product.path().join("inbox/vanishing.jsonl");
+        fs::copy(&source, &input).unwrap();
+        let mut child = product
+            .cmd(&["run"])
+            .arg(&input)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lock = product.state.join(".lock");
+        while common::lock_holder(&lock) != Some(child.id()) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        fs::remove_file(&input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        match out.status.code() {
+            Some(0) => {
+                assert_eq!(product.snapshot().rows, want.rows);
+                let checkpoint = product.checkpoint("vanishing.jsonl").unwrap();
+                let reference_checkpoint = reference.checkpoint("source.jsonl").unwrap();
+                assert_eq!(checkpoint["input_sha256"], reference_checkpoint["input_sha256"]);
+            }
+            Some(2) => {
+                assert!(stderr(&out).contains(&input.display().to_string()));
+                assert!(product.snapshot().rows.is_empty());
+            }
+            _ => panic!("unexpected outcome {}", common::text(&out)),
+        }
+        outcomes.push(out.status.code());
+    }
+    eprintln!("input vanishing mid-run: exit codes {outcomes:?}");
+}
+
+#[test]
+fn a_full_publish_root() {
+    // tmpfs at lake/: the publish root lake/orders lives on it, the filler beside it.
+    let product = Product::new();
+    let Some(_mount) = mount_tmpfs(&product.path().join("lake"), "2m") else {
+        eprintln!("SKIPPED a_full_publish_root: mounting a tmpfs is not permitted here");
+        return;
+    };
+    product.land(&inputs().old);
+    let before = common::tree(&product.publish);
+    let manifest = product.manifest();
+    let filler = fill(&product.path().join("lake"));
+    let out = product.run(&inputs().new);
+    assert_error_naming(&out, &product.staging(), &product);
+    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+    assert!(common::tree(&product.publish) == before, "published files changed");
+    assert_eq!(product.manifest(), manifest);
+    fs::remove_file(filler).unwrap();
+    converge(&product);
+}
+
+#[test]
+fn a_publish_root_that_is_a_mount_point() {
+    // A dedicated volume mounted at the publish root: staging must live on it too, or
+    // every swap fails with EXDEV (CONTRACT.md §6.2: staging on the publish root's file
+    // system).
+    let product = Product::new();
+    let Some(_mount) = mount_tmpfs(&product.publish, "64m") else {
+        eprintln!("SKIPPED a_publish_root_that_is_a_mount_point: tmpfs not permitted here");
+        return;
+    };
+    product.land(&inputs().old);
+    assert_eq!(product.snapshot().rows, inputs().old_data.rows);
+    converge(&product);
+}
+
+#[test]
+fn a_full_state_root() {
+    // tmpfs at state/: the trash (reached by copying across file systems), manifest and
+    // checkpoint cannot be written. The first date may already be swapped: each date is
+    // old or new, never damaged, and the rerun converges.
+    let product = Product::new();
+    let Some(_mount) = mount_tmpfs(&product.path().join("state"), "2m") else {
+        eprintln!("SKIPPED a_full_state_root: mounting a tmpfs is not permitted here");
+        return;
+    };
+    product.land(&inputs().old);
+    let filler = fill(&product.path().join("state"));
+    let out = product.run(&inputs().new);
+    assert_error_naming(&out, &product.state, &product);
+    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+    common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
+    fs::remove_file(filler).unwrap();
+    converge(&product);
+}
+
+#[test]
+fn a_full_quarantine_root() {
+    let product = Product::new();
+    let Some(_mount) = mount_tmpfs(&product.path().join("quarantine"), "1m") else {
+        eprintln!("SKIPPED a_full_quarantine_root: mounting a tmpfs is not permitted here");
+        return;
+    };
+    product.land(&inputs().old);
+    let before = common::tree(&product.publish);
+    let filler = fill(&product.path().join("quarantine"));
+    let out = product.run(&inputs().new);
+    assert_error_naming(&out, &product.quarantine, &product);
+    assert!(common::tree(&product.publish) == before, "published files changed");
+    fs::remove_file(filler).unwrap();
+    converge(&product);
+}
