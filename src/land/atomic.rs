@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
     create_dir_all(folder)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let temp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    // A short temporary name: one derived from the file's name (an input's name, for a
+    // checkpoint) could exceed NAME_MAX and fail after the partitions were swapped.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = folder.join(format!(".wharf-{}-{n}.tmp", std::process::id()));
     let io = |action, e| {
         Error::io(
             &temp,
