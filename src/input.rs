@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::contract::LineBytes;
 use crate::error::{Error, Result};
 
-const CHUNK: usize = 1 << 20;
+pub(crate) const CHUNK: usize = 1 << 20;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// An input file opened for reading.
@@ -114,7 +114,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// Splits a byte stream into lines, holding at most `max + 1` bytes of one line.
-struct Splitter {
+pub(crate) struct Splitter {
     max: usize,
     carry: Vec<u8>,
     too_long: bool,
@@ -122,7 +122,7 @@ struct Splitter {
 }
 
 impl Splitter {
-    fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         Splitter {
             max,
             carry: Vec::new(),
@@ -131,7 +131,7 @@ impl Splitter {
         }
     }
 
-    fn feed(&mut self, chunk: &[u8], on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
+    pub(crate) fn feed(&mut self, chunk: &[u8], on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', chunk) {
             let piece = &chunk[start..end];
@@ -150,7 +150,7 @@ impl Splitter {
         self.hold(&chunk[start..]);
     }
 
-    fn finish(&mut self, on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
+    pub(crate) fn finish(&mut self, on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
         if !self.carry.is_empty() || self.too_long {
             let carry = std::mem::take(&mut self.carry);
             self.emit(&carry, self.too_long, on_line);

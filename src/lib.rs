@@ -15,4 +15,5 @@ pub mod console;
 pub mod inbox;
 pub mod input;
 pub mod land;
+pub mod pipeline;
 pub mod plan;

@@ -21,10 +21,10 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::contract::{self, Date};
 use crate::error::Result;
-use crate::input;
 use crate::plan::{
     self, Action, Checkpoint, DecideOptions, Event, Owner, PartitionEntry, Plan, Tally,
 };
+use crate::{input, pipeline};
 
 /// What a run reports while it works; returning `false` from the callback cancels
 /// (honoured while reading, before anything is written).
@@ -72,17 +72,28 @@ pub fn plan_input(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
-    let mut input = input::open(path)?;
+    let input = input::open(path)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
     let mut tally = Tally::new(&config.schema);
+    let hashers = tally.hashers().clone();
+    let schema = &config.schema;
+    let classify = |line: u64, bytes: contract::LineBytes<'_>| {
+        (
+            line,
+            hashers.prepare(contract::classify(bytes, schema), schema),
+        )
+    };
     let total = input.size;
-    let sha256 = input::scan(
-        &mut input.file,
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let sha256 = pipeline::scan(
+        &input.file,
         path,
         config.max_line_bytes,
+        threads,
+        &classify,
         &mut |bytes| progress(Progress::Reading { bytes, total }),
-        |line, bytes| tally.push(line, contract::classify(bytes, &config.schema)),
+        |(line, prepared)| tally.push_prepared(line, prepared),
     )?;
     let published = state::published(config, checkpoint, &manifest)?;
     let owner = Owner {

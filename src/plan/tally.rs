@@ -3,7 +3,9 @@
 //! conflicts (§2), and keeps the best event per key so far (§3) with whether the runner-up
 //! ties it. [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by key.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
 
 use serde::{Deserialize, Serialize};
 
@@ -41,19 +43,67 @@ pub struct LineFinding {
 
 /// The best event of one key so far.
 struct Best {
-    event: u32,
+    event: Event,
     /// The runner-up ties the best on instant and tiebreak.
     tied: bool,
+}
+
+/// Hash keys for the identity of events (their id) and their sameness (all values),
+/// shared by the threads that classify lines. Ids are kept as 128-bit hashes and values
+/// as 64-bit fingerprints so memory grows with distinct events by ~32 bytes each, not by
+/// the events' size.
+#[derive(Clone, Debug)]
+pub struct Hashers {
+    id_low: RandomState,
+    id_high: RandomState,
+    values: RandomState,
+}
+
+impl Default for Hashers {
+    fn default() -> Self {
+        Hashers {
+            id_low: RandomState::new(),
+            id_high: RandomState::new(),
+            values: RandomState::new(),
+        }
+    }
+}
+
+/// A classified line with the hashes the tally needs, computed off the merging thread.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    outcome: Outcome,
+    /// For an accepted line: (event id hash, values fingerprint).
+    identity: Option<(u128, u64)>,
+}
+
+impl Hashers {
+    /// Attaches the event identity hashes to an accepted outcome.
+    pub fn prepare(&self, outcome: Outcome, schema: &Schema) -> Prepared {
+        let identity = match &outcome {
+            Outcome::Accepted(record) => Some(self.identity(record, schema)),
+            _ => None,
+        };
+        Prepared { outcome, identity }
+    }
+
+    /// (event id hash, values fingerprint) of an accepted record.
+    fn identity(&self, record: &Record, schema: &Schema) -> (u128, u64) {
+        let id = &record[schema.event_id];
+        let low = self.id_low.hash_one(id) as u128;
+        let high = self.id_high.hash_one(id) as u128;
+        ((high << 64) | low, self.values.hash_one(record))
+    }
 }
 
 /// Accumulates outcomes in line order.
 pub struct Tally<'s> {
     schema: &'s Schema,
+    hashers: Hashers,
     counts: Counts,
     findings: Vec<LineFinding>,
-    /// First occurrences of every distinct event, in line order.
-    events: Vec<Event>,
-    by_event_id: HashMap<Value, u32>,
+    /// Every distinct event seen: id hash → values fingerprint.
+    fingerprints: HashMap<u128, u64>,
     best: HashMap<Value, Best>,
 }
 
@@ -80,25 +130,40 @@ impl<'s> Tally<'s> {
     pub fn new(schema: &'s Schema) -> Self {
         Tally {
             schema,
+            hashers: Hashers::default(),
             counts: Counts::default(),
             findings: Vec::new(),
-            events: Vec::new(),
-            by_event_id: HashMap::new(),
+            fingerprints: HashMap::new(),
             best: HashMap::new(),
         }
     }
 
+    /// The hashers to prepare lines with (see [`Tally::push_prepared`]).
+    pub fn hashers(&self) -> &Hashers {
+        &self.hashers
+    }
+
     /// Records line `line`'s outcome. Lines must arrive in increasing order.
     pub fn push(&mut self, line: u64, outcome: Outcome) {
+        let prepared = self.hashers.prepare(outcome, self.schema);
+        self.push_prepared(line, prepared);
+    }
+
+    /// Records a line prepared with [`Tally::hashers`]. Lines must arrive in order.
+    pub fn push_prepared(&mut self, line: u64, prepared: Prepared) {
         self.counts.lines += 1;
-        match outcome {
-            Outcome::Blank => self.counts.blank += 1,
-            Outcome::Rejected(issue) => {
+        match (prepared.outcome, prepared.identity) {
+            (Outcome::Blank, _) => self.counts.blank += 1,
+            (Outcome::Rejected(issue), _) => {
                 self.counts.rejected += 1;
                 self.find(line, false, issue);
             }
-            Outcome::Breach(issue) => self.find(line, true, issue),
-            Outcome::Accepted(record) => self.accept(line, record),
+            (Outcome::Breach(issue), _) => self.find(line, true, issue),
+            (Outcome::Accepted(record), identity) => {
+                let (id, fingerprint) =
+                    identity.unwrap_or_else(|| self.hashers.identity(&record, self.schema));
+                self.accept(line, record, id, fingerprint)
+            }
         }
     }
 
@@ -111,54 +176,61 @@ impl<'s> Tally<'s> {
         });
     }
 
-    fn accept(&mut self, line: u64, record: Record) {
+    fn accept(&mut self, line: u64, record: Record, id: u128, fingerprint: u64) {
         let schema = self.schema;
-        let event_id = record[schema.event_id].clone();
-        if let Some(&first) = self.by_event_id.get(&event_id) {
-            let earlier = &self.events[first as usize].record;
-            let Some(differs) = earlier.iter().zip(record.iter()).position(|(a, b)| a != b) else {
+        match self.fingerprints.entry(id) {
+            Entry::Occupied(seen) if *seen.get() == fingerprint => {
                 self.counts.accepted += 1;
                 self.counts.retries += 1;
                 return;
-            };
-            let issue = LineIssue {
-                reason: LineReason::Conflict,
-                field: Some(schema.name(differs).to_owned()),
-                event_id: Some(display_value(&event_id)),
-            };
-            self.find(line, true, issue);
-            return;
+            }
+            Entry::Occupied(_) => {
+                let issue = self.conflict(&record);
+                self.find(line, true, issue);
+                return;
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(fingerprint);
+            }
         }
         self.counts.accepted += 1;
-        let index = u32::try_from(self.events.len()).unwrap_or(u32::MAX);
         let key = record[schema.key].clone();
         let event = Event { line, record };
-        match self.best.get_mut(&key) {
-            None => {
-                self.best.insert(
-                    key,
-                    Best {
-                        event: index,
-                        tied: false,
-                    },
-                );
+        match self.best.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(Best { event, tied: false });
             }
-            Some(best) => {
-                let current = &self.events[best.event as usize];
+            Entry::Occupied(mut slot) => {
+                let best = slot.get_mut();
                 let same = Precedence::of(&event.record, schema)
-                    == Precedence::of(&current.record, schema);
-                if rank::compare(&event, current, schema).is_gt() {
-                    *best = Best {
-                        event: index,
-                        tied: same,
-                    };
+                    == Precedence::of(&best.event.record, schema);
+                if rank::compare(&event, &best.event, schema).is_gt() {
+                    *best = Best { event, tied: same };
                 } else {
                     best.tied |= same;
                 }
             }
         }
-        self.by_event_id.insert(event_id, index);
-        self.events.push(event);
+    }
+
+    /// The conflict issue for `record`, naming the first differing field when the earlier
+    /// event is still at hand (it is its key's best so far).
+    fn conflict(&self, record: &Record) -> LineIssue {
+        let schema = self.schema;
+        let event_id = &record[schema.event_id];
+        let earlier = self
+            .best
+            .get(&record[schema.key])
+            .map(|b| &b.event.record)
+            .filter(|r| r[schema.event_id] == *event_id);
+        let field = earlier
+            .and_then(|r| r.iter().zip(record.iter()).position(|(a, b)| a != b))
+            .map(|i| schema.name(i).to_owned());
+        LineIssue {
+            reason: LineReason::Conflict,
+            field,
+            event_id: Some(display_value(event_id)),
+        }
     }
 
     /// The summary: counts completed, winners sorted by key, dates of the winners.
@@ -167,12 +239,8 @@ impl<'s> Tally<'s> {
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.values().filter(|b| b.tied).count() as u64;
-        let mut slots: Vec<Option<Event>> = self.events.into_iter().map(Some).collect();
-        let mut winners: Vec<Event> = self
-            .best
-            .values()
-            .filter_map(|b| slots[b.event as usize].take())
-            .collect();
+        drop(self.fingerprints);
+        let mut winners: Vec<Event> = self.best.into_values().map(|b| b.event).collect();
         winners.sort_unstable_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
         let mut dates = BTreeMap::new();
         for winner in &winners {

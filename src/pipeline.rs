@@ -1,0 +1,305 @@
+//! The parallel form of [`input::scan`]: one reader thread reads and hashes the bytes and
+//! splits them into lines (the same [`input::Splitter`] rules), packing whole lines into
+//! chunks; worker threads map every line of a chunk (classification, in practice); the
+//! calling thread receives the results in line order. Memory is bounded by the chunks in
+//! flight, not by the file.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::contract::LineBytes;
+use crate::error::{Error, Result};
+use crate::input::{self, Splitter};
+
+/// Bytes of lines packed into one chunk before it is handed to a worker.
+const CHUNK_BYTES: usize = 1 << 20;
+/// Chunks in flight between the stages, per stage.
+const IN_FLIGHT: usize = 4;
+
+/// Whole lines, copied out of the read buffer.
+struct Chunk {
+    seq: u64,
+    bytes: Vec<u8>,
+    /// (line number, start, end) into `bytes`; `None` range for a too-long line.
+    lines: Vec<(u64, Option<(u32, u32)>)>,
+    /// Bytes of the input read when this chunk was sealed.
+    read: u64,
+}
+
+/// Mapped lines of one chunk.
+struct Mapped<T> {
+    seq: u64,
+    items: Vec<T>,
+    read: u64,
+}
+
+/// Reads `reader` once with `threads` workers applying `map` to each line; `sink` gets
+/// the results in line order. `progress` gets the bytes read and returns `false` to
+/// cancel. Returns the SHA-256 as lowercase hex.
+pub fn scan<R, T, M>(
+    reader: R,
+    source: &Path,
+    max_line_bytes: usize,
+    threads: usize,
+    map: &M,
+    progress: &mut dyn FnMut(u64) -> bool,
+    mut sink: impl FnMut(T),
+) -> Result<String>
+where
+    R: Read + Send,
+    T: Send,
+    M: Fn(u64, LineBytes<'_>) -> T + Sync,
+{
+    let cancelled = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(IN_FLIGHT);
+        let (mapped_tx, mapped_rx) = sync_channel::<Mapped<T>>(IN_FLIGHT);
+        let cancelled = &cancelled;
+        let reading =
+            scope.spawn(move || read_chunks(reader, source, max_line_bytes, chunk_tx, cancelled));
+        let chunk_rx = Arc::new(Mutex::new(chunk_rx));
+        for _ in 0..threads.max(1) {
+            let (rx, tx) = (Arc::clone(&chunk_rx), mapped_tx.clone());
+            scope.spawn(move || map_chunks(&rx, &tx, map));
+        }
+        drop(mapped_tx);
+        let delivered = deliver(&mapped_rx, progress, &mut sink);
+        if delivered.is_err() {
+            cancelled.store(true, Ordering::Relaxed);
+        }
+        drop(mapped_rx);
+        let sha = reading
+            .join()
+            .unwrap_or_else(|_| Err(Error::Usage("the reader thread panicked".into())));
+        delivered?;
+        sha
+    })
+}
+
+/// Receives mapped chunks, reorders them by sequence and hands their items to `sink`.
+fn deliver<T>(
+    mapped: &Receiver<Mapped<T>>,
+    progress: &mut dyn FnMut(u64) -> bool,
+    sink: &mut impl FnMut(T),
+) -> Result<()> {
+    let mut waiting: BTreeMap<u64, Mapped<T>> = BTreeMap::new();
+    let mut next = 0u64;
+    for chunk in mapped {
+        waiting.insert(chunk.seq, chunk);
+        while let Some(chunk) = waiting.remove(&next) {
+            next += 1;
+            chunk.items.into_iter().for_each(&mut *sink);
+            if !progress(chunk.read) {
+                return Err(Error::Cancelled);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn map_chunks<T, M>(chunks: &Mutex<Receiver<Chunk>>, out: &SyncSender<Mapped<T>>, map: &M)
+where
+    M: Fn(u64, LineBytes<'_>) -> T,
+{
+    loop {
+        let next = match chunks.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok(chunk) = next else { return };
+        let items = chunk
+            .lines
+            .iter()
+            .map(|(number, range)| match range {
+                Some((start, end)) => map(
+                    *number,
+                    LineBytes::Kept(&chunk.bytes[*start as usize..*end as usize]),
+                ),
+                None => map(*number, LineBytes::TooLong),
+            })
+            .collect();
+        if out
+            .send(Mapped {
+                seq: chunk.seq,
+                items,
+                read: chunk.read,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The reader stage: read, hash, split, pack chunks.
+fn read_chunks(
+    mut reader: impl Read,
+    source: &Path,
+    max_line_bytes: usize,
+    chunks: SyncSender<Chunk>,
+    cancelled: &AtomicBool,
+) -> Result<String> {
+    let mut hasher = Sha256::new();
+    let mut splitter = Splitter::new(max_line_bytes);
+    let mut buf = vec![0u8; input::CHUNK];
+    let mut chunk = Chunk {
+        seq: 0,
+        bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
+        lines: Vec::new(),
+        read: 0,
+    };
+    let mut read = 0u64;
+    let seal = |chunk: &mut Chunk, read: u64| -> bool {
+        let next = Chunk {
+            seq: chunk.seq + 1,
+            bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
+            lines: Vec::with_capacity(chunk.lines.len()),
+            read: 0,
+        };
+        let mut sealed = std::mem::replace(chunk, next);
+        sealed.read = read;
+        chunks.send(sealed).is_ok()
+    };
+    loop {
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Error::io(
+                    source,
+                    "read the input",
+                    "check the disk and rerun",
+                    e,
+                ));
+            }
+        };
+        read += n as u64;
+        hasher.update(&buf[..n]);
+        let mut full = false;
+        splitter.feed(&buf[..n], &mut |number, line| {
+            pack(&mut chunk, number, line);
+            full |= chunk.bytes.len() >= CHUNK_BYTES;
+        });
+        if full && !seal(&mut chunk, read) {
+            return Err(Error::Cancelled);
+        }
+    }
+    splitter.finish(&mut |number, line| pack(&mut chunk, number, line));
+    if !chunk.lines.is_empty() && !seal(&mut chunk, read) {
+        return Err(Error::Cancelled);
+    }
+    Ok(input::hex(&hasher.finalize()))
+}
+
+fn pack(chunk: &mut Chunk, number: u64, line: LineBytes<'_>) {
+    match line {
+        LineBytes::Kept(bytes) => {
+            let start = chunk.bytes.len() as u32;
+            chunk.bytes.extend_from_slice(bytes);
+            chunk
+                .lines
+                .push((number, Some((start, chunk.bytes.len() as u32))));
+        }
+        LineBytes::TooLong => chunk.lines.push((number, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sequential(data: &[u8], max: usize) -> (String, Vec<(u64, Option<Vec<u8>>)>) {
+        let mut lines = Vec::new();
+        let sha = input::scan(
+            &mut &data[..],
+            Path::new("x"),
+            max,
+            &mut |_| true,
+            |n, l| {
+                lines.push((
+                    n,
+                    match l {
+                        LineBytes::Kept(b) => Some(b.to_vec()),
+                        LineBytes::TooLong => None,
+                    },
+                ))
+            },
+        )
+        .unwrap();
+        (sha, lines)
+    }
+
+    fn parallel(data: &[u8], max: usize, threads: usize) -> (String, Vec<(u64, Option<Vec<u8>>)>) {
+        let map = |n: u64, l: LineBytes<'_>| {
+            (
+                n,
+                match l {
+                    LineBytes::Kept(b) => Some(b.to_vec()),
+                    LineBytes::TooLong => None,
+                },
+            )
+        };
+        let mut lines = Vec::new();
+        let sha = scan(
+            data,
+            Path::new("x"),
+            max,
+            threads,
+            &map,
+            &mut |_| true,
+            |item| lines.push(item),
+        )
+        .unwrap();
+        (sha, lines)
+    }
+
+    proptest! {
+        #[test]
+        fn parallel_scan_equals_the_sequential_one(
+            lines in prop::collection::vec(prop::collection::vec(prop_oneof![Just(b'a'), Just(b'\r'), Just(0xEF), Just(b' ')], 0..40), 0..60),
+            max in 1usize..30,
+            threads in 1usize..4,
+        ) {
+            let data = lines.join(&b"\n"[..]);
+            prop_assert_eq!(parallel(&data, max, threads), sequential(&data, max));
+        }
+    }
+
+    #[test]
+    fn many_chunks_arrive_in_order() {
+        let data: Vec<u8> = (0..300_000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let (sha, lines) = parallel(&data, 100, 3);
+        assert_eq!((sha, lines.clone()), sequential(&data, 100));
+        assert_eq!(lines.len(), 300_000);
+        assert_eq!(lines[299_999].1.as_deref(), Some(&b"299999"[..]));
+    }
+
+    #[test]
+    fn cancelling_stops_with_cancelled() {
+        let data = vec![b'x'; 5 << 20];
+        let map = |n: u64, _: LineBytes<'_>| n;
+        let result = scan(
+            &data[..],
+            Path::new("x"),
+            10,
+            2,
+            &map,
+            &mut |_| false,
+            |_| {},
+        );
+        assert!(matches!(result, Err(Error::Cancelled)));
+    }
+}
