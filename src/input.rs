@@ -119,6 +119,10 @@ pub(crate) struct Splitter {
     carry: Vec<u8>,
     too_long: bool,
     line: u64,
+    /// The file's first bytes while fewer than a BOM's length have arrived (`None` once
+    /// decided): a BOM at the very start is not part of the first line (§1), whatever
+    /// the read sizes, so it never counts towards `max`.
+    head: Option<Vec<u8>>,
 }
 
 impl Splitter {
@@ -128,10 +132,27 @@ impl Splitter {
             carry: Vec::new(),
             too_long: false,
             line: 0,
+            head: Some(Vec::new()),
         }
     }
 
-    pub(crate) fn feed(&mut self, chunk: &[u8], on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
+    pub(crate) fn feed(&mut self, mut chunk: &[u8], on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
+        if let Some(head) = self.head.as_mut() {
+            let take = (BOM.len() - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+            if head.len() < BOM.len() {
+                return;
+            }
+            let head = self.head.take().unwrap_or_default();
+            if head != BOM {
+                self.split(&head, on_line);
+            }
+        }
+        self.split(chunk, on_line);
+    }
+
+    fn split(&mut self, chunk: &[u8], on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', chunk) {
             let piece = &chunk[start..end];
@@ -151,6 +172,9 @@ impl Splitter {
     }
 
     pub(crate) fn finish(&mut self, on_line: &mut impl FnMut(u64, LineBytes<'_>)) {
+        if let Some(head) = self.head.take() {
+            self.split(&head, on_line); // shorter than a BOM: ordinary bytes
+        }
         if !self.carry.is_empty() || self.too_long {
             let carry = std::mem::take(&mut self.carry);
             self.emit(&carry, self.too_long, on_line);
@@ -180,9 +204,6 @@ impl Splitter {
         if too_long {
             on_line(self.line, LineBytes::TooLong);
             return;
-        }
-        if self.line == 1 {
-            bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
         }
         bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.len() > self.max {
