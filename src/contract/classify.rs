@@ -19,7 +19,8 @@ use super::timestamp::{self, Instant, TimestampError};
 pub enum Value {
     Null,
     Int(i64),
-    Str(Box<str>),
+    /// Inline (no allocation) up to 24 bytes.
+    Str(compact_str::CompactString),
     Ts(Instant),
 }
 
@@ -144,7 +145,9 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
         };
         let typed = match field.ty {
             FieldType::Int => int_value(value).map(Value::Int),
-            FieldType::String => json::string_value(value).map(|s| Value::Str(s.into())),
+            FieldType::String => {
+                json::string_value(value).map(|s| Value::Str(compact_str::CompactString::from(s)))
+            }
             FieldType::Timestamp => json::string_value(value).map(|s| {
                 stamps.push((index, s));
                 Value::Null

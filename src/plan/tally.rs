@@ -3,9 +3,11 @@
 //! conflicts (§2), and keeps the best event per key so far (§3) with whether the runner-up
 //! ties it. [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by key.
 
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, RandomState};
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+
+use hashbrown::{HashTable, hash_table};
+use xxhash_rust::xxh3::Xxh3;
 
 use serde::{Deserialize, Serialize};
 
@@ -43,42 +45,46 @@ pub struct LineFinding {
 
 /// The best event of one key so far.
 struct Best {
+    key_hash: u64,
     event: Event,
     /// The runner-up ties the best on instant and tiebreak.
     tied: bool,
 }
 
-/// Hash keys for the identity of events (their id) and their sameness (all values),
-/// shared by the threads that classify lines. Ids are kept as 128-bit hashes and values
-/// as 64-bit fingerprints so memory grows with distinct events by ~32 bytes each, not by
-/// the events' size.
-#[derive(Clone, Debug)]
-pub struct Hashers {
-    id_low: RandomState,
-    id_high: RandomState,
-    values: RandomState,
-}
+/// Hashes for the identity of events (their id), their sameness (all values) and their
+/// key, computed by the threads that classify lines so the merging thread only compares.
+/// Ids are kept as 128-bit xxh3 hashes and values as 64-bit fingerprints, so memory grows
+/// with distinct events by ~24 bytes each, not by the events' size.
+#[derive(Clone, Debug, Default)]
+pub struct Hashers;
 
-impl Default for Hashers {
-    fn default() -> Self {
-        Hashers {
-            id_low: RandomState::new(),
-            id_high: RandomState::new(),
-            values: RandomState::new(),
-        }
-    }
-}
-
-/// A classified line with the hashes the tally needs, computed off the merging thread.
+/// A classified line with the hashes the tally needs.
 #[derive(Clone, Debug)]
 pub struct Prepared {
     outcome: Outcome,
-    /// For an accepted line: (event id hash, values fingerprint).
-    identity: Option<(u128, u64)>,
+    /// For an accepted line: its hashes.
+    identity: Option<Identity>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Identity {
+    event: u128,
+    fingerprint: u64,
+    key: u64,
+}
+
+const ID_SEED: u64 = 0x5748_4152_465f_4944; // "WHARF_ID"
+const VALUES_SEED: u64 = 0x5748_4152_465f_5653;
+const KEY_SEED: u64 = 0x5748_4152_465f_4b59;
+
+fn hash_with<T: Hash + ?Sized>(seed: u64, value: &T) -> Xxh3 {
+    let mut hasher = Xxh3::with_seed(seed);
+    value.hash(&mut hasher);
+    hasher
 }
 
 impl Hashers {
-    /// Attaches the event identity hashes to an accepted outcome.
+    /// Attaches the hashes to an accepted outcome.
     pub fn prepare(&self, outcome: Outcome, schema: &Schema) -> Prepared {
         let identity = match &outcome {
             Outcome::Accepted(record) => Some(self.identity(record, schema)),
@@ -87,12 +93,12 @@ impl Hashers {
         Prepared { outcome, identity }
     }
 
-    /// (event id hash, values fingerprint) of an accepted record.
-    fn identity(&self, record: &Record, schema: &Schema) -> (u128, u64) {
-        let id = &record[schema.event_id];
-        let low = self.id_low.hash_one(id) as u128;
-        let high = self.id_high.hash_one(id) as u128;
-        ((high << 64) | low, self.values.hash_one(record))
+    fn identity(&self, record: &Record, schema: &Schema) -> Identity {
+        Identity {
+            event: hash_with(ID_SEED, &record[schema.event_id]).digest128(),
+            fingerprint: hash_with(VALUES_SEED, record).finish(),
+            key: hash_with(KEY_SEED, &record[schema.key]).finish(),
+        }
     }
 }
 
@@ -102,9 +108,10 @@ pub struct Tally<'s> {
     hashers: Hashers,
     counts: Counts,
     findings: Vec<LineFinding>,
-    /// Every distinct event seen: id hash → values fingerprint.
-    fingerprints: HashMap<u128, u64>,
-    best: HashMap<Value, Best>,
+    /// Every distinct event seen: (id hash, values fingerprint).
+    fingerprints: HashTable<(u128, u64)>,
+    /// The best event of each key, found by the key's hash.
+    best: HashTable<Best>,
 }
 
 /// The classified and ranked input, before any decision.
@@ -130,11 +137,11 @@ impl<'s> Tally<'s> {
     pub fn new(schema: &'s Schema) -> Self {
         Tally {
             schema,
-            hashers: Hashers::default(),
+            hashers: Hashers,
             counts: Counts::default(),
             findings: Vec::new(),
-            fingerprints: HashMap::new(),
-            best: HashMap::new(),
+            fingerprints: HashTable::new(),
+            best: HashTable::new(),
         }
     }
 
@@ -160,9 +167,9 @@ impl<'s> Tally<'s> {
             }
             (Outcome::Breach(issue), _) => self.find(line, true, issue),
             (Outcome::Accepted(record), identity) => {
-                let (id, fingerprint) =
+                let identity =
                     identity.unwrap_or_else(|| self.hashers.identity(&record, self.schema));
-                self.accept(line, record, id, fingerprint)
+                self.accept(line, record, identity)
             }
         }
     }
@@ -176,36 +183,57 @@ impl<'s> Tally<'s> {
         });
     }
 
-    fn accept(&mut self, line: u64, record: Record, id: u128, fingerprint: u64) {
+    fn accept(&mut self, line: u64, record: Record, identity: Identity) {
         let schema = self.schema;
-        match self.fingerprints.entry(id) {
-            Entry::Occupied(seen) if *seen.get() == fingerprint => {
+        let Identity {
+            event: id,
+            fingerprint,
+            key: key_hash,
+        } = identity;
+        match self
+            .fingerprints
+            .entry(id as u64, |(seen, _)| *seen == id, |(seen, _)| *seen as u64)
+        {
+            hash_table::Entry::Occupied(seen) if seen.get().1 == fingerprint => {
                 self.counts.accepted += 1;
                 self.counts.retries += 1;
                 return;
             }
-            Entry::Occupied(_) => {
-                let issue = self.conflict(&record);
+            hash_table::Entry::Occupied(_) => {
+                let issue = self.conflict(&record, key_hash);
                 self.find(line, true, issue);
                 return;
             }
-            Entry::Vacant(slot) => {
-                slot.insert(fingerprint);
+            hash_table::Entry::Vacant(slot) => {
+                slot.insert((id, fingerprint));
             }
         }
         self.counts.accepted += 1;
-        let key = record[schema.key].clone();
         let event = Event { line, record };
-        match self.best.entry(key) {
-            Entry::Vacant(slot) => {
-                slot.insert(Best { event, tied: false });
+        let same_key = |b: &Best| {
+            b.key_hash == key_hash && b.event.record[schema.key] == event.record[schema.key]
+        };
+        match self.best.find_mut(key_hash, same_key) {
+            None => {
+                self.best.insert_unique(
+                    key_hash,
+                    Best {
+                        key_hash,
+                        event,
+                        tied: false,
+                    },
+                    |b| b.key_hash,
+                );
             }
-            Entry::Occupied(mut slot) => {
-                let best = slot.get_mut();
+            Some(best) => {
                 let same = Precedence::of(&event.record, schema)
                     == Precedence::of(&best.event.record, schema);
                 if rank::compare(&event, &best.event, schema).is_gt() {
-                    *best = Best { event, tied: same };
+                    *best = Best {
+                        key_hash,
+                        event,
+                        tied: same,
+                    };
                 } else {
                     best.tied |= same;
                 }
@@ -215,12 +243,14 @@ impl<'s> Tally<'s> {
 
     /// The conflict issue for `record`, naming the first differing field when the earlier
     /// event is still at hand (it is its key's best so far).
-    fn conflict(&self, record: &Record) -> LineIssue {
+    fn conflict(&self, record: &Record, key_hash: u64) -> LineIssue {
         let schema = self.schema;
         let event_id = &record[schema.event_id];
         let earlier = self
             .best
-            .get(&record[schema.key])
+            .find(key_hash, |b| {
+                b.event.record[schema.key] == record[schema.key]
+            })
             .map(|b| &b.event.record)
             .filter(|r| r[schema.event_id] == *event_id);
         let field = earlier
@@ -238,9 +268,9 @@ impl<'s> Tally<'s> {
         let schema = self.schema;
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
-        counts.ties_by_arrival = self.best.values().filter(|b| b.tied).count() as u64;
+        counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
         drop(self.fingerprints);
-        let mut winners: Vec<Event> = self.best.into_values().map(|b| b.event).collect();
+        let mut winners: Vec<Event> = self.best.into_iter().map(|b| b.event).collect();
         winners.sort_unstable_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
         let mut dates = BTreeMap::new();
         for winner in &winners {
