@@ -1,9 +1,154 @@
-//! The operator console (ratatui + crossterm).
+//! The operator console (`wharf console`): see what a landing will do, then do it.
+//!
+//! One model, messages, and a view that cannot mutate (STYLE.md):
+//! - [`app::App`] is the whole state; [`keymap`] turns keys into [`action::Action`]s;
+//!   [`update::update`] is the only place the App changes, returning
+//!   [`action::Effect`]s; [`view::view`] draws `&App`.
+//! - [`runtime::Console`] carries out effects: quick reads inline, long work (hashing,
+//!   planning, landing, restoring, indexing, ranking) on [`workers`] threads reporting
+//!   over the one event channel that also carries terminal input and the inbox watcher.
+//! - Everything it decides comes from the core: `land::plan_input`, `land::run`,
+//!   `land::restore::restore`; [`ranked`] and [`raw`] only re-read an input with the
+//!   core's `input::scan` / `contract::classify` to show what the plan does not keep.
+//! - Strings from files are drawn through [`sanitize::clean`]; prohibited values are
+//!   masked by [`mask`] before any line is shown. Themes: [`theme`].
+
+pub mod action;
+pub mod app;
+mod inbox;
+pub mod keymap;
+pub mod load;
+pub mod mask;
+mod msg;
+mod panes;
+pub mod ranked;
+pub mod raw;
+pub mod runtime;
+pub mod sanitize;
+pub mod theme;
+pub mod update;
+pub mod view;
+pub mod workers;
+
+#[cfg(test)]
+mod snapshots;
+
+use std::io::Stdout;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub use action::Action;
+pub use runtime::{Console, Event, event_loop};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::exit;
 
-/// Runs the console until the operator quits.
-pub fn run(_config: &Config, _theme: Option<&str>) -> Result<u8> {
-    Err(Error::Usage("the console is not built yet".into()))
+/// Runs the console until the operator quits. The terminal is restored on quit, on an
+/// error and on a panic.
+pub fn run(config: &Config, theme: Option<&str>) -> Result<u8> {
+    let (theme, warnings) = theme::resolve(theme, &|name| std::env::var(name).ok());
+    let mut console = Console::new(config.clone(), theme, warnings);
+    if let Err(e) = console.watch() {
+        console
+            .app
+            .warn(format!("the inbox is not watched ({e}); R reads it again"));
+    }
+    let mut terminal = enter()?;
+    let _restore = Restore;
+    let (width, height) = crossterm::terminal::size().unwrap_or((80, 24));
+    console.step(Action::Resize(width, height));
+    let stop = Arc::new(AtomicBool::new(false));
+    spawn_input(console.sender(), stop.clone())?;
+    let result = event_loop(&mut terminal, &mut console, &mut |_| {});
+    stop.store(true, Ordering::Relaxed);
+    result.map(|()| exit::SUCCESS)
+}
+
+fn terminal_error(action: &'static str, e: std::io::Error) -> Error {
+    Error::io(
+        std::path::Path::new("<terminal>"),
+        action,
+        "run the console in an interactive terminal",
+        e,
+    )
+}
+
+/// Raw mode, the alternate screen, and a panic hook that restores both first.
+fn enter() -> Result<Terminal<CrosstermBackend<Stdout>>> {
+    install_panic_hook();
+    enable_raw_mode().map_err(|e| terminal_error("enter raw mode", e))?;
+    if let Err(e) = execute!(std::io::stdout(), EnterAlternateScreen) {
+        restore();
+        return Err(terminal_error("enter the alternate screen", e));
+    }
+    Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(|e| {
+        restore();
+        terminal_error("set up the terminal", e)
+    })
+}
+
+/// Leaves the alternate screen and raw mode; safe to call twice.
+fn restore() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// Restores the terminal when dropped (normal exit and errors).
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// A panic on the UI thread restores the terminal before the message prints. A worker's
+/// panic is caught by the runtime and shown in the console, so it must not print over
+/// the screen.
+fn install_panic_hook() {
+    let ui = std::thread::current().id();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui {
+            restore();
+            previous(info);
+        }
+    }));
+}
+
+/// Reads terminal events on a thread into the console's channel.
+fn spawn_input(tx: std::sync::mpsc::Sender<Event>, stop: Arc<AtomicBool>) -> Result<()> {
+    std::thread::Builder::new()
+        .name("wharf-input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match crossterm::event::poll(Duration::from_millis(100)) {
+                    Ok(true) => match crossterm::event::read() {
+                        Ok(event) => {
+                            if tx.send(Event::Terminal(event)).is_err() {
+                                break;
+                            }
+                        }
+                        Err(_) => break,
+                    },
+                    Ok(false) => {}
+                    Err(_) => break,
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| terminal_error("start the input thread", e))
 }

@@ -60,7 +60,11 @@ pub struct Ranked {
 }
 
 /// Reads `path` and ranks every key; `progress(bytes, total)` returns `false` to cancel.
-pub fn build(config: &Config, path: &Path, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<Ranked> {
+pub fn build(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Ranked> {
     let schema = &config.schema;
     let mut opened = input::open(path)?;
     let total = opened.size;
@@ -85,11 +89,17 @@ pub fn build(config: &Config, path: &Path, progress: &mut dyn FnMut(u64, u64) ->
                 } else {
                     Note::Conflict { of: earlier.line }
                 };
-                extra.entry(record[schema.key].clone()).or_default().push((line, note, record));
+                extra
+                    .entry(record[schema.key].clone())
+                    .or_default()
+                    .push((line, note, record));
                 return;
             }
             by_event_id.insert(event_id, events.len());
-            by_key.entry(record[schema.key].clone()).or_default().push(events.len());
+            by_key
+                .entry(record[schema.key].clone())
+                .or_default()
+                .push(events.len());
             events.push(Event { line, record });
         },
     )?;
@@ -114,12 +124,25 @@ pub fn build(config: &Config, path: &Path, progress: &mut dyn FnMut(u64, u64) ->
                     row(config, Some(i as u32 + 1), event.line, &event.record, note)
                 })
                 .collect();
-            let tie = rows.get(1).is_some_and(|r| r.note == Note::Lost(LostBecause::EarlierArrival));
+            let tie = rows
+                .get(1)
+                .is_some_and(|r| r.note == Note::Lost(LostBecause::EarlierArrival));
             let mut others = extra.remove(&key).unwrap_or_default();
             others.sort_by_key(|(line, _, _)| *line);
-            let conflict = others.iter().any(|(_, n, _)| matches!(n, Note::Conflict { .. }));
-            rows.extend(others.iter().map(|(line, note, record)| row(config, None, *line, record, *note)));
-            Group { key: display_value(&key), rows, tie, conflict }
+            let conflict = others
+                .iter()
+                .any(|(_, n, _)| matches!(n, Note::Conflict { .. }));
+            rows.extend(
+                others
+                    .iter()
+                    .map(|(line, note, record)| row(config, None, *line, record, *note)),
+            );
+            Group {
+                key: display_value(&key),
+                rows,
+                tie,
+                conflict,
+            }
         })
         .collect();
     Ok(Ranked {
@@ -129,9 +152,20 @@ pub fn build(config: &Config, path: &Path, progress: &mut dyn FnMut(u64, u64) ->
     })
 }
 
-fn row(config: &Config, rank: Option<u32>, line: u64, record: &contract::Record, note: Note) -> RankedRow {
+fn row(
+    config: &Config,
+    rank: Option<u32>,
+    line: u64,
+    record: &contract::Record,
+    note: Note,
+) -> RankedRow {
     let schema = &config.schema;
-    let roles = [Some(schema.key), Some(schema.order_by), schema.tiebreak, Some(schema.event_id)];
+    let roles = [
+        Some(schema.key),
+        Some(schema.order_by),
+        schema.tiebreak,
+        Some(schema.event_id),
+    ];
     let fields = schema
         .fields
         .iter()
@@ -144,7 +178,10 @@ fn row(config: &Config, rank: Option<u32>, line: u64, record: &contract::Record,
         rank,
         line,
         event_id: display_value(&record[schema.event_id]),
-        instant: record[schema.order_by].instant().map(short_instant).unwrap_or_default(),
+        instant: record[schema.order_by]
+            .instant()
+            .map(short_instant)
+            .unwrap_or_default(),
         tiebreak: schema.tiebreak.and_then(|i| record[i].int()),
         fields,
         note,
@@ -192,11 +229,19 @@ mod tests {
     fn the_courier_burst_ranks_with_reasons() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
         let config = Config::load(&root.join("wharf.toml")).unwrap();
-        let ranked = build(&config, &root.join("inbox/02-courier-burst.jsonl"), &mut |_, _| true).unwrap();
+        let ranked = build(
+            &config,
+            &root.join("inbox/02-courier-burst.jsonl"),
+            &mut |_, _| true,
+        )
+        .unwrap();
         let keys: Vec<&str> = ranked.groups.iter().map(|g| g.key.as_str()).collect();
         assert_eq!(keys, ["201", "202", "205"]);
-        let notes: Vec<(Option<u32>, u64, Note)> =
-            ranked.groups[0].rows.iter().map(|r| (r.rank, r.line, r.note)).collect();
+        let notes: Vec<(Option<u32>, u64, Note)> = ranked.groups[0]
+            .rows
+            .iter()
+            .map(|r| (r.rank, r.line, r.note))
+            .collect();
         assert_eq!(
             notes,
             [
@@ -206,7 +251,10 @@ mod tests {
                 (None, 4, Note::Retry { of: 2 }),
             ]
         );
-        assert_eq!(ranked.groups[1].rows[1].note, Note::Lost(LostBecause::LowerTiebreak));
+        assert_eq!(
+            ranked.groups[1].rows[1].note,
+            Note::Lost(LostBecause::LowerTiebreak)
+        );
         assert_eq!(ranked.groups[0].rows[0].instant, "2024-03-02T08:15:00Z");
         assert!(ranked.groups[0].rows[0].fields.contains("status=DELIVERED"));
     }

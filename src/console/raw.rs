@@ -90,8 +90,14 @@ impl LineIndex {
 pub enum LineOutcome {
     Accepted,
     Blank,
-    Rejected { reason: LineReason, field: Option<String> },
-    Breach { reason: LineReason, field: Option<String> },
+    Rejected {
+        reason: LineReason,
+        field: Option<String>,
+    },
+    Breach {
+        reason: LineReason,
+        field: Option<String>,
+    },
     /// Too long to classify here; the plan will tell.
     Unknown,
 }
@@ -124,7 +130,11 @@ pub fn read_window(
     for i in from..to {
         let (start, end) = index.span(i);
         let len = (end - start) as usize;
-        let want = if len <= CLASSIFY_BYTES { len } else { SHOW_BYTES };
+        let want = if len <= CLASSIFY_BYTES {
+            len
+        } else {
+            SHOW_BYTES
+        };
         let mut buf = vec![0u8; want];
         file.read_exact_at(&mut buf, start)
             .map_err(|e| Error::io(path, "read the input", "is it still in the inbox?", e))?;
@@ -140,7 +150,10 @@ pub fn read_window(
         // max once the BOM and `\r` are stripped.
         let too_long = len > max_line_bytes + 1 || (complete && bytes.len() > max_line_bytes);
         let outcome = if too_long {
-            LineOutcome::Rejected { reason: LineReason::LineTooLong, field: None }
+            LineOutcome::Rejected {
+                reason: LineReason::LineTooLong,
+                field: None,
+            }
         } else if complete {
             outcome_of(contract::classify(LineBytes::Kept(bytes), schema))
         } else {
@@ -155,7 +168,12 @@ pub fn read_window(
             text.truncate(cut);
             text.push('…');
         }
-        out.push(RawLine { number: i as u64 + 1, text, bytes: len as u64, outcome });
+        out.push(RawLine {
+            number: i as u64 + 1,
+            text,
+            bytes: len as u64,
+            outcome,
+        });
     }
     Ok(out)
 }
@@ -165,8 +183,14 @@ pub fn outcome_of(outcome: Outcome) -> LineOutcome {
     match outcome {
         Outcome::Blank => LineOutcome::Blank,
         Outcome::Accepted(_) => LineOutcome::Accepted,
-        Outcome::Rejected(issue) => LineOutcome::Rejected { reason: issue.reason, field: issue.field },
-        Outcome::Breach(issue) => LineOutcome::Breach { reason: issue.reason, field: issue.field },
+        Outcome::Rejected(issue) => LineOutcome::Rejected {
+            reason: issue.reason,
+            field: issue.field,
+        },
+        Outcome::Breach(issue) => LineOutcome::Breach {
+            reason: issue.reason,
+            field: issue.field,
+        },
     }
 }
 
@@ -197,18 +221,47 @@ mod tests {
 
     #[test]
     fn a_window_reads_classifies_and_masks() {
-        let config = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/wharf.toml"))).unwrap();
+        let config = Config::load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/samples/wharf.toml"
+        )))
+        .unwrap();
         let data = "\u{feff}{\"event_id\":\"x\"}\r\n\n{\"event_id\":\"e\",\"order_id\":1,\"status\":\"P\",\"updated_at\":\"2024-03-01T00:00:00Z\",\"email\":\"a@b\"}\nnope";
         let (file, index) = index_of(data.as_bytes());
         let window = read_window(file.path(), &index, 2, 10, &config.schema, 100).unwrap();
         assert_eq!(window.len(), 3);
-        assert_eq!((window[0].number, &window[0].outcome), (2, &LineOutcome::Blank));
-        assert!(matches!(window[1].outcome, LineOutcome::Breach { reason: LineReason::ProhibitedField, .. }));
-        assert!(window[1].text.ends_with("\"email\":‹hidden›}"), "{}", window[1].text);
-        assert!(matches!(window[2].outcome, LineOutcome::Rejected { reason: LineReason::MalformedJson, .. }));
+        assert_eq!(
+            (window[0].number, &window[0].outcome),
+            (2, &LineOutcome::Blank)
+        );
+        assert!(matches!(
+            window[1].outcome,
+            LineOutcome::Breach {
+                reason: LineReason::ProhibitedField,
+                ..
+            }
+        ));
+        assert!(
+            window[1].text.ends_with("\"email\":‹hidden›}"),
+            "{}",
+            window[1].text
+        );
+        assert!(matches!(
+            window[2].outcome,
+            LineOutcome::Rejected {
+                reason: LineReason::MalformedJson,
+                ..
+            }
+        ));
         let first = read_window(file.path(), &index, 1, 1, &config.schema, 100).unwrap();
         assert_eq!(first[0].text, "{\"event_id\":\"x\"}", "BOM and CR stripped");
         let long = read_window(file.path(), &index, 3, 1, &config.schema, 20).unwrap();
-        assert!(matches!(long[0].outcome, LineOutcome::Rejected { reason: LineReason::LineTooLong, .. }));
+        assert!(matches!(
+            long[0].outcome,
+            LineOutcome::Rejected {
+                reason: LineReason::LineTooLong,
+                ..
+            }
+        ));
     }
 }

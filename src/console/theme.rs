@@ -109,11 +109,13 @@ struct RawStyle {
 
 impl RawStyle {
     fn style(&self, role: &str) -> Result<Style, String> {
-        let color = |value: &Option<String>, which: &str| match value {
+        let color = |value: &Option<String>, which: &str| {
+            match value {
             None => Ok(None),
             Some(text) => text.parse::<Color>().map(Some).map_err(|_| {
                 format!("styles.{role}.{which} = {text:?} is not a colour; use a name, \"#rrggbb\" or 0-255")
             }),
+        }
         };
         let mut style = Style::default();
         if let Some(fg) = color(&self.fg, "fg")? {
@@ -185,8 +187,10 @@ pub fn resolve(choice: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> (T
                 "theme {choice:?} is neither built in (dark, light, high-contrast) nor in the user theme folder; using dark"
             ));
             ("dark", None)
-        } else {
+        } else if built_in(choice).is_some() {
             (choice, user)
+        } else {
+            ("dark", user)
         }
     };
     let (_, mut styles) = parse(built_in(base_name).unwrap_or(DARK)).unwrap_or_default();
@@ -258,8 +262,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let themes = dir.path().join("wharf/themes");
         std::fs::create_dir_all(&themes).unwrap();
-        std::fs::write(themes.join("mine.toml"), "[styles]\nkept = { fg = \"nope\" }\n").unwrap();
-        std::fs::write(themes.join("ok.toml"), "[styles]\nkept = { fg = \"red\" }\n").unwrap();
+        std::fs::write(
+            themes.join("mine.toml"),
+            "[styles]\nkept = { fg = \"nope\" }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            themes.join("ok.toml"),
+            "[styles]\nkept = { fg = \"red\" }\n",
+        )
+        .unwrap();
         let home = dir.path().to_string_lossy().into_owned();
         let env = move |k: &str| (k == "XDG_CONFIG_HOME").then(|| home.clone());
         let (theme, warnings) = resolve(Some("mine"), &env);
@@ -268,7 +280,11 @@ mod tests {
         let (theme, warnings) = resolve(Some("ok"), &env);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(theme.kept, Style::default().fg(Color::Red));
-        assert_eq!(theme.text, embedded("dark").text, "unset styles come from dark");
+        assert_eq!(
+            theme.text,
+            embedded("dark").text,
+            "unset styles come from dark"
+        );
         let (_, warnings) = resolve(Some("/no/such/theme.toml"), &no_env);
         assert!(warnings[0].contains("cannot read"), "{warnings:?}");
         let (theme, warnings) = resolve(Some("solarized"), &no_env);

@@ -1,0 +1,227 @@
+//! The messages of the console: [`Action`] (what the operator asked for, or what a
+//! worker reported), and [`Effect`] (the work [`super::update::update`] asks the runtime
+//! to do: read state, spawn a worker, cancel one). `update` itself never touches the disk.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::app::{PartitionRow, Stamp, View};
+use super::ranked::Ranked;
+use super::raw::{LineIndex, RawLine};
+use crate::contract::Date;
+use crate::inbox::InboxEntry;
+use crate::land::quarantine::{QuarantineSummary, RejectRecord};
+use crate::land::restore::Restored;
+use crate::land::runlog::RunRecord;
+use crate::land::{Progress, RunStatus};
+use crate::plan::Plan;
+
+/// Everything that can change the [`super::App`].
+#[derive(Debug)]
+pub enum Action {
+    Quit,
+    Help,
+    /// `Esc`: close, cancel or go back, whichever is nearest.
+    Back,
+    Show(View),
+    NextPane,
+    PrevPane,
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+    /// `Enter`.
+    Open,
+    /// `r`: run (Inbox) or restore (History), behind a confirmation.
+    Run,
+    /// `y` in a confirmation.
+    Confirm,
+    /// `n` in a confirmation.
+    Decline,
+    /// `c`: cancel the planning, indexing or ranking in progress.
+    Cancel,
+    /// `/`: start typing a filter.
+    Filter,
+    /// A character typed into a filter or the `shrink` confirmation.
+    Input(char),
+    Backspace,
+    /// `Enter` while typing.
+    Submit,
+    /// `n` / `N`: next / previous tie or reject.
+    NextMark,
+    PrevMark,
+    /// `R`: reload everything from disk.
+    Reload,
+    /// The ticker.
+    Tick,
+    /// The terminal's new size (columns, rows).
+    Resize(u16, u16),
+    /// A worker or the runtime reports.
+    Done(Msg),
+}
+
+/// What workers and the runtime report.
+#[derive(Debug)]
+pub enum Msg {
+    /// The state on disk: inbox, checkpoints, quarantine, run log, partitions.
+    Loaded(Box<Snapshot>),
+    LoadFailed(String),
+    Hashed {
+        path: PathBuf,
+        stamp: Stamp,
+        sha256: String,
+    },
+    HashingDone {
+        id: u64,
+    },
+    PlanProgress {
+        id: u64,
+        bytes: u64,
+        total: u64,
+    },
+    Planned {
+        id: u64,
+        path: PathBuf,
+        result: Result<Arc<Plan>, String>,
+    },
+    LandProgress {
+        id: u64,
+        progress: Progress,
+    },
+    Landed {
+        id: u64,
+        result: Result<Landed, String>,
+    },
+    Restored {
+        id: u64,
+        result: Result<Restored, String>,
+    },
+    IndexProgress {
+        id: u64,
+        bytes: u64,
+        total: u64,
+    },
+    Indexed {
+        id: u64,
+        result: Result<Arc<LineIndex>, String>,
+    },
+    Window {
+        path: PathBuf,
+        start: u64,
+        result: Result<Vec<RawLine>, String>,
+    },
+    RankProgress {
+        id: u64,
+        bytes: u64,
+        total: u64,
+    },
+    Ranked {
+        id: u64,
+        result: Result<Arc<Ranked>, String>,
+    },
+    Rejects {
+        result: Result<Box<(QuarantineSummary, Vec<RejectRecord>)>, String>,
+    },
+    RawLine {
+        id: u64,
+        result: Result<String, String>,
+    },
+}
+
+impl Msg {
+    /// The worker id when this is a worker's last message (the runtime counts workers in
+    /// flight and forgets their cancel flags).
+    pub fn final_id(&self) -> Option<u64> {
+        match self {
+            Msg::HashingDone { id }
+            | Msg::Planned { id, .. }
+            | Msg::Landed { id, .. }
+            | Msg::Restored { id, .. }
+            | Msg::Indexed { id, .. }
+            | Msg::Ranked { id, .. }
+            | Msg::RawLine { id, .. } => Some(*id),
+            _ => None,
+        }
+    }
+}
+
+/// A finished landing.
+#[derive(Debug)]
+pub struct Landed {
+    pub status: RunStatus,
+    pub plan: Arc<Plan>,
+    pub duration_ms: u64,
+    pub allowed_shrink: bool,
+}
+
+/// What a reload read.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub inbox: Vec<InboxEntry>,
+    /// Checkpoint hash by input name.
+    pub checkpoints: Vec<(String, String)>,
+    pub quarantine: Vec<QuarantineSummary>,
+    /// Oldest first, as in the file.
+    pub runs: Vec<RunRecord>,
+    pub partitions: Vec<PartitionRow>,
+    /// Problems reading parts of the state (shown, not fatal).
+    pub problems: Vec<String>,
+}
+
+/// Work for the runtime.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Read the state on disk (quick; on the UI thread) and report [`Msg::Loaded`].
+    Reload,
+    /// Hash these files on a worker.
+    Hash {
+        id: u64,
+        files: Vec<(PathBuf, Stamp)>,
+    },
+    Plan {
+        id: u64,
+        path: PathBuf,
+    },
+    /// Land `path` if it still has `stamp` (the bytes the operator confirmed).
+    Land {
+        id: u64,
+        path: PathBuf,
+        stamp: Stamp,
+        allow_shrink: bool,
+    },
+    Restore {
+        id: u64,
+        date: Date,
+    },
+    Index {
+        id: u64,
+        path: PathBuf,
+    },
+    /// Read the lines `start..start + WINDOW` (quick; on the UI thread).
+    Window {
+        path: PathBuf,
+        index: Arc<LineIndex>,
+        start: u64,
+    },
+    Rank {
+        id: u64,
+        path: PathBuf,
+    },
+    /// Read one quarantine entry's rejects (quick; on the UI thread).
+    Rejects {
+        sha256: String,
+    },
+    /// Read line `line` of `path`, only if its bytes still hash to `sha256`.
+    RawLine {
+        id: u64,
+        path: PathBuf,
+        line: u64,
+        sha256: String,
+    },
+    /// Stop the worker `id` (it reports `Cancelled`).
+    Cancel {
+        id: u64,
+    },
+}

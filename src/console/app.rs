@@ -1,0 +1,362 @@
+//! [`App`]: the console's one model. Everything a frame shows is here; only
+//! [`super::update::update`] changes it, and [`super::view::view`] only reads it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::ranked::Ranked;
+use super::raw::{LineIndex, RawLine};
+use super::theme::Theme;
+use crate::config::Config;
+use crate::inbox::InboxEntry;
+use crate::land::quarantine::{QuarantineSummary, RejectRecord};
+use crate::land::restore::Restored;
+use crate::land::runlog::RunRecord;
+use crate::land::swap::Generation;
+use crate::land::{Progress, RunStatus};
+use crate::plan::Plan;
+
+/// The three top-level views (`1` `2` `3`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum View {
+    #[default]
+    Inbox,
+    Quarantine,
+    History,
+}
+
+/// The focused pane of the Inbox view; `Tab` cycles them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pane {
+    #[default]
+    List,
+    Plan,
+    Raw,
+    Ranked,
+}
+
+/// An inbox entry's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Badge {
+    New,
+    Landed,
+    /// Landed under this name before, with other bytes.
+    Changed,
+    Refused,
+    Ignored(&'static str),
+    /// Its hash is being computed to tell landed from changed.
+    Hashing,
+}
+
+/// A file's size and modification time: when they change, its hash is stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub modified: SystemTime,
+}
+
+/// One row of the inbox list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InboxRow {
+    pub entry: InboxEntry,
+    pub badge: Badge,
+}
+
+/// What is known of one input's plan.
+#[derive(Clone, Debug, Default)]
+pub enum PlanState {
+    #[default]
+    None,
+    Running {
+        id: u64,
+        bytes: u64,
+        total: u64,
+    },
+    Ready(Arc<Plan>),
+    Failed(String),
+}
+
+/// The Inbox view.
+#[derive(Debug, Default)]
+pub struct InboxState {
+    pub rows: Vec<InboxRow>,
+    pub cursor: usize,
+    /// The cursor follows "the oldest input not yet landed" until the operator moves it.
+    pub auto_cursor: bool,
+    /// The input whose plan (and raw / ranked data) the right side shows.
+    pub selected: Option<PathBuf>,
+    pub plan: PlanState,
+    /// Known hashes by path, with the stamp they were computed at.
+    pub hashes: HashMap<PathBuf, (Stamp, String)>,
+    /// Checkpoint hash by input name, and quarantine action by hash, from the last reload.
+    pub checkpoints: HashMap<String, String>,
+    pub quarantined: HashMap<String, String>,
+    /// Input names that have a quarantine entry.
+    pub quarantined_names: HashSet<String>,
+    /// The hashing batch in progress.
+    pub hashing: Option<u64>,
+    /// The selected input's size and time when its plan was asked for.
+    pub planned: Option<Stamp>,
+}
+
+/// Background work that fills a tab.
+#[derive(Clone, Debug, Default)]
+pub enum Loading<T> {
+    #[default]
+    None,
+    Running {
+        id: u64,
+        bytes: u64,
+        total: u64,
+    },
+    Ready(T),
+    Failed(String),
+}
+
+/// The Raw tab.
+#[derive(Debug, Default)]
+pub struct RawState {
+    pub path: Option<PathBuf>,
+    pub index: Loading<Arc<LineIndex>>,
+    /// 1-based line under the cursor.
+    pub cursor: u64,
+    /// 1-based number of `window[0]`.
+    pub window_start: u64,
+    pub window: Vec<RawLine>,
+}
+
+/// The Ranked tab.
+#[derive(Debug, Default)]
+pub struct RankedState {
+    pub path: Option<PathBuf>,
+    pub data: Loading<Arc<Ranked>>,
+    /// `(group, row)` of every row that passes the filter, in order.
+    pub rows: Vec<(u32, u32)>,
+    pub cursor: usize,
+    pub filter: String,
+}
+
+/// The Quarantine view: entries, then one entry's rejects, then one raw line.
+#[derive(Debug, Default)]
+pub struct QuarantineState {
+    pub entries: Vec<QuarantineSummary>,
+    pub cursor: usize,
+    pub filter: String,
+    pub rejects: Option<Rejects>,
+}
+
+/// One quarantined input's rejects.
+#[derive(Debug)]
+pub struct Rejects {
+    pub summary: QuarantineSummary,
+    pub records: Vec<RejectRecord>,
+    pub cursor: usize,
+    /// The raw line asked for, masked; `None` until asked.
+    pub raw: Option<Loading<String>>,
+}
+
+/// One published date with its owner and trash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionRow {
+    pub date: String,
+    pub rows: u64,
+    pub owner: Option<String>,
+    pub owner_sha256: Option<String>,
+    pub published_at: Option<String>,
+    /// The newest generation in the trash (what a restore brings back) and how many.
+    pub previous: Option<Generation>,
+    pub generations: usize,
+}
+
+/// Which list of the History view has the cursor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HistoryPane {
+    #[default]
+    Runs,
+    Partitions,
+}
+
+/// The History view.
+#[derive(Debug, Default)]
+pub struct HistoryState {
+    /// The run log, newest first.
+    pub runs: Vec<RunRecord>,
+    pub partitions: Vec<PartitionRow>,
+    pub pane: HistoryPane,
+    pub run_cursor: usize,
+    pub partition_cursor: usize,
+}
+
+/// A modal question or answer.
+#[derive(Clone, Debug)]
+pub enum Dialog {
+    /// `r`: what a run would do; `y` lands, `n`/`Esc` cancels.
+    ConfirmRun {
+        path: PathBuf,
+        stamp: Stamp,
+        plan: Arc<Plan>,
+    },
+    /// A `shrink` refusal: lands only when the operator types `shrink`.
+    ConfirmShrink {
+        path: PathBuf,
+        stamp: Stamp,
+        plan: Arc<Plan>,
+        typed: String,
+    },
+    /// A restore of a date's previous generation.
+    ConfirmRestore { partition: PartitionRow },
+    /// How a landing or a restore ended.
+    Result(Finished),
+}
+
+/// The end of a landing or restore, for the result dialog.
+#[derive(Clone, Debug)]
+pub enum Finished {
+    Landed {
+        status: RunStatus,
+        plan: Arc<Plan>,
+        duration_ms: u64,
+        allowed_shrink: bool,
+    },
+    Restored(Restored),
+    Failed {
+        what: String,
+        error: String,
+    },
+}
+
+/// A landing or restore in progress (nothing else may start meanwhile).
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub id: u64,
+    pub title: String,
+    pub progress: Option<Progress>,
+}
+
+/// A line for the status bar.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub level: Level,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// The console's state.
+#[derive(Debug)]
+pub struct App {
+    pub config: Arc<Config>,
+    pub theme: Theme,
+    pub view: View,
+    pub pane: Pane,
+    /// The tab the right side shows while the list has focus.
+    pub detail: Pane,
+    pub inbox: InboxState,
+    pub raw: RawState,
+    pub ranked: RankedState,
+    pub quarantine: QuarantineState,
+    pub history: HistoryState,
+    pub dialog: Option<Dialog>,
+    pub task: Option<Task>,
+    pub help: bool,
+    /// The `/` filter being typed, if any.
+    pub editing: Option<String>,
+    pub message: Option<Message>,
+    pub quit: bool,
+    /// Worker ids; a result whose id is no longer wanted is dropped.
+    pub next_id: u64,
+    pub ticks: u64,
+    /// The terminal's size (columns, rows), for paging.
+    pub size: (u16, u16),
+}
+
+impl App {
+    /// A fresh console over `config`, nothing loaded yet.
+    pub fn new(config: Arc<Config>, theme: Theme) -> App {
+        App {
+            config,
+            theme,
+            view: View::Inbox,
+            pane: Pane::List,
+            detail: Pane::Plan,
+            inbox: InboxState {
+                auto_cursor: true,
+                ..InboxState::default()
+            },
+            raw: RawState::default(),
+            ranked: RankedState::default(),
+            quarantine: QuarantineState::default(),
+            history: HistoryState::default(),
+            dialog: None,
+            task: None,
+            help: false,
+            editing: None,
+            message: None,
+            quit: false,
+            next_id: 1,
+            ticks: 0,
+            size: (80, 24),
+        }
+    }
+
+    /// A new worker id.
+    pub fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Rows a PgUp / PgDn moves.
+    pub fn page(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(8)).max(1)
+    }
+
+    /// The inbox row under the cursor.
+    pub fn current(&self) -> Option<&InboxRow> {
+        self.inbox.rows.get(self.inbox.cursor)
+    }
+
+    /// The ready plan of the selected input.
+    pub fn plan(&self) -> Option<&Arc<Plan>> {
+        match &self.inbox.plan {
+            PlanState::Ready(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// The tab the right side of the Inbox view shows.
+    pub fn detail_tab(&self) -> Pane {
+        if self.pane == Pane::List {
+            self.detail
+        } else {
+            self.pane
+        }
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            level: Level::Info,
+            text: text.into(),
+        });
+    }
+
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            level: Level::Warning,
+            text: text.into(),
+        });
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            level: Level::Error,
+            text: text.into(),
+        });
+    }
+}

@@ -1,0 +1,73 @@
+//! Quick reads the runtime does on the UI thread: [`snapshot`] (inbox, checkpoints,
+//! quarantine, run log, partitions and their trash) and [`rejects`]. All through the
+//! core's own readers; a problem with one part is reported, the rest still shows.
+
+use super::action::Snapshot;
+use super::app::PartitionRow;
+use crate::config::Config;
+use crate::inbox;
+use crate::land::{quarantine, runlog, state, swap};
+
+/// Everything the views list, read now.
+pub fn snapshot(config: &Config) -> Snapshot {
+    let mut out = Snapshot::default();
+    match inbox::list(&config.inbox) {
+        Ok(entries) => out.inbox = entries,
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    for entry in out.inbox.iter().filter(|e| e.ignored.is_none()) {
+        match state::read_checkpoint(config, &entry.name) {
+            Ok(Some(checkpoint)) => out
+                .checkpoints
+                .push((entry.name.clone(), checkpoint.input_sha256)),
+            Ok(None) => {}
+            Err(e) => out.problems.push(e.to_string()),
+        }
+    }
+    match quarantine::list(config) {
+        Ok(entries) => out.quarantine = entries,
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    match runlog::read(config) {
+        Ok(runs) => out.runs = runs,
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    match partitions(config) {
+        Ok(rows) => out.partitions = rows,
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    out
+}
+
+/// Every published date with its owner and its newest trash generation.
+fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
+    let manifest = state::read_manifest(config)?;
+    let published = state::published(config, None, &manifest)?;
+    let mut rows = Vec::with_capacity(published.dates.len());
+    for (date, now) in published.dates {
+        let entry = manifest.dates.get(&date.to_string());
+        let generations = swap::generations(config, date)?;
+        let previous = match generations.last() {
+            Some(folder) => Some(swap::read_generation(folder)?),
+            None => None,
+        };
+        rows.push(PartitionRow {
+            date: date.to_string(),
+            rows: now.rows,
+            owner: now.owner.as_ref().map(|o| o.input_name.clone()),
+            owner_sha256: now.owner.map(|o| o.input_sha256),
+            published_at: entry.map(|e| e.published_at.clone()),
+            previous,
+            generations: generations.len(),
+        });
+    }
+    Ok(rows)
+}
+
+/// One quarantine entry's summary and rejects.
+pub fn rejects(
+    config: &Config,
+    sha256: &str,
+) -> Result<(quarantine::QuarantineSummary, Vec<quarantine::RejectRecord>), String> {
+    quarantine::rejects(config, sha256).map_err(|e| e.to_string())
+}

@@ -1,0 +1,351 @@
+//! [`Console`]: the runtime around the [`App`]. It owns the one event channel that merges
+//! terminal input, worker reports and the inbox watcher, carries out the [`Effect`]s that
+//! [`update`] returns (quick reads inline, long work on worker threads), debounces the
+//! watcher, and draws. [`event_loop`] is the loop the real terminal runs; tests call
+//! [`Console::step`] and [`Console::settle`] directly.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, KeyEventKind};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+
+use super::action::{Action, Effect, Msg};
+use super::app::App;
+use super::theme::Theme;
+use super::{keymap, load, update::update, view, workers};
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// How often the loop wakes with nothing to do while work is running (spinners).
+pub const TICK: Duration = Duration::from_millis(250);
+/// How long the watcher's events are gathered before the inbox is read again.
+pub const DEBOUNCE: Duration = Duration::from_millis(150);
+
+/// One thing that happened.
+#[derive(Debug)]
+pub enum Event {
+    Terminal(TermEvent),
+    Worker(Msg),
+    InboxChanged,
+}
+
+/// The App and everything that runs around it.
+pub struct Console {
+    pub app: App,
+    config: Arc<Config>,
+    tx: Sender<Event>,
+    rx: Receiver<Event>,
+    cancels: HashMap<u64, Arc<AtomicBool>>,
+    refresh_due: Option<Instant>,
+    watcher: Option<notify::RecommendedWatcher>,
+}
+
+impl Console {
+    /// A console over `config` with `theme`, the state on disk already read.
+    pub fn new(config: Config, theme: Theme, warnings: Vec<String>) -> Console {
+        let config = Arc::new(config);
+        let (tx, rx) = mpsc::channel();
+        let mut console = Console {
+            app: App::new(config.clone(), theme),
+            config,
+            tx,
+            rx,
+            cancels: HashMap::new(),
+            refresh_due: None,
+            watcher: None,
+        };
+        console.step(Action::Reload);
+        if !warnings.is_empty() {
+            console.app.warn(warnings.join("; "));
+        }
+        console
+    }
+
+    /// Watches the inbox: a file renamed into it shows within a debounce.
+    pub fn watch(&mut self) -> Result<()> {
+        let (unit_tx, unit_rx) = mpsc::channel();
+        self.watcher = Some(crate::inbox::watch(&self.config.inbox, unit_tx)?);
+        let tx = self.tx.clone();
+        std::thread::Builder::new()
+            .name("wharf-watch".into())
+            .spawn(move || {
+                for () in unit_rx {
+                    if tx.send(Event::InboxChanged).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| {
+                Error::io(
+                    &self.config.inbox,
+                    "watch the inbox",
+                    "check thread limits",
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
+    /// Where other threads send events.
+    pub fn sender(&self) -> Sender<Event> {
+        self.tx.clone()
+    }
+
+    /// Workers still running.
+    pub fn busy(&self) -> usize {
+        self.cancels.len()
+    }
+
+    /// Applies `action` and everything it leads to, spawning workers for long work.
+    pub fn step(&mut self, action: Action) {
+        let mut queue = VecDeque::from([action]);
+        while let Some(action) = queue.pop_front() {
+            if let Action::Done(msg) = &action
+                && let Some(id) = msg.final_id()
+            {
+                self.cancels.remove(&id);
+            }
+            for effect in update(&mut self.app, action) {
+                if let Some(msg) = self.execute(effect) {
+                    queue.push_back(Action::Done(msg));
+                }
+            }
+        }
+    }
+
+    /// Handles one event; returns whether it was terminal input.
+    pub fn handle(&mut self, event: Event) -> bool {
+        match event {
+            Event::Terminal(TermEvent::Key(key)) if key.kind != KeyEventKind::Release => {
+                if let Some(action) = keymap::action_for(&self.app, key) {
+                    self.step(action);
+                }
+                true
+            }
+            Event::Terminal(TermEvent::Resize(width, height)) => {
+                self.step(Action::Resize(width, height));
+                true
+            }
+            Event::Terminal(_) => false,
+            Event::Worker(msg) => {
+                self.step(Action::Done(msg));
+                false
+            }
+            Event::InboxChanged => {
+                self.refresh_due
+                    .get_or_insert_with(|| Instant::now() + DEBOUNCE);
+                false
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for events, handles every one that is waiting, and reloads
+    /// the inbox once its debounce is due. Returns (something changed, input was handled).
+    pub fn pump(&mut self, timeout: Duration) -> (bool, bool) {
+        let wait = match self.refresh_due {
+            Some(due) => timeout.min(due.saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
+        let (mut changed, mut input) = (false, false);
+        match self.rx.recv_timeout(wait) {
+            Ok(event) => {
+                input |= self.handle(event);
+                changed = true;
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_millis(10) {
+                    let Ok(event) = self.rx.try_recv() else { break };
+                    input |= self.handle(event);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if self.busy() > 0 || self.app.task.is_some() {
+                    self.step(Action::Tick);
+                    changed = true;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {}
+        }
+        if self.refresh_due.is_some_and(|due| due <= Instant::now()) {
+            self.refresh_due = None;
+            self.step(Action::Reload);
+            changed = true;
+        }
+        (changed, input)
+    }
+
+    /// Handles events until no worker runs and no reload is due, or `limit` passes.
+    /// Returns whether it settled.
+    pub fn settle(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while self.busy() > 0 || self.refresh_due.is_some() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            self.pump(Duration::from_millis(20));
+        }
+        true
+    }
+
+    /// Draws the App.
+    pub fn draw<B: Backend>(&self, terminal: &mut Terminal<B>) -> Result<()> {
+        terminal
+            .draw(|frame| view::view(&self.app, frame))
+            .map(|_| ())
+            .map_err(|e| {
+                Error::io(
+                    std::path::Path::new("<terminal>"),
+                    "draw",
+                    "check the terminal",
+                    std::io::Error::other(e.to_string()),
+                )
+            })
+    }
+
+    /// Carries out one effect: quick reads return their report, long work is spawned.
+    fn execute(&mut self, effect: Effect) -> Option<Msg> {
+        let config = self.config.clone();
+        match effect {
+            Effect::Reload => Some(Msg::Loaded(Box::new(load::snapshot(&config)))),
+            Effect::Rejects { sha256 } => Some(Msg::Rejects {
+                result: load::rejects(&config, &sha256).map(Box::new),
+            }),
+            Effect::Window { path, index, start } => {
+                let result = super::raw::read_window(
+                    &path,
+                    &index,
+                    start,
+                    super::raw::WINDOW,
+                    &config.schema,
+                    config.max_line_bytes,
+                )
+                .map_err(|e| e.to_string());
+                Some(Msg::Window {
+                    path,
+                    start,
+                    result,
+                })
+            }
+            Effect::Cancel { id } => {
+                if let Some(flag) = self.cancels.get(&id) {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                None
+            }
+            Effect::Hash { id, files } => self.spawn(
+                id,
+                move |cancel, report| workers::hash(id, files, cancel, report),
+                move |_| Msg::HashingDone { id },
+            ),
+            Effect::Plan { id, path } => {
+                let failed = path.clone();
+                self.spawn(
+                    id,
+                    move |cancel, report| workers::plan(&config, id, &path, cancel, report),
+                    move |e| Msg::Planned {
+                        id,
+                        path: failed,
+                        result: Err(e),
+                    },
+                )
+            }
+            Effect::Land {
+                id,
+                path,
+                stamp,
+                allow_shrink,
+            } => self.spawn(
+                id,
+                move |cancel, report| {
+                    workers::land(&config, id, (&path, stamp), allow_shrink, cancel, report)
+                },
+                move |e| Msg::Landed { id, result: Err(e) },
+            ),
+            Effect::Restore { id, date } => self.spawn(
+                id,
+                move |_, _| workers::restore(&config, id, date),
+                move |e| Msg::Restored { id, result: Err(e) },
+            ),
+            Effect::Index { id, path } => self.spawn(
+                id,
+                move |cancel, report| workers::index(id, &path, cancel, report),
+                move |e| Msg::Indexed { id, result: Err(e) },
+            ),
+            Effect::Rank { id, path } => self.spawn(
+                id,
+                move |cancel, report| workers::rank(&config, id, &path, cancel, report),
+                move |e| Msg::Ranked { id, result: Err(e) },
+            ),
+            Effect::RawLine {
+                id,
+                path,
+                line,
+                sha256,
+            } => self.spawn(
+                id,
+                move |cancel, _| workers::raw_line(&config, id, &path, line, &sha256, cancel),
+                move |e| Msg::RawLine { id, result: Err(e) },
+            ),
+        }
+    }
+
+    /// Runs `job` on a thread; its return value is its final message. A panic becomes
+    /// `failed`'s message, so the App never waits for a worker that is gone.
+    fn spawn<J, F>(&mut self, id: u64, job: J, failed: F) -> Option<Msg>
+    where
+        J: FnOnce(&AtomicBool, workers::Report) -> Msg + Send + 'static,
+        F: FnOnce(String) -> Msg + Send + 'static,
+    {
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.cancels.insert(id, cancel.clone());
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("wharf-worker-{id}"))
+            .spawn(move || {
+                let report = |msg| tx.send(Event::Worker(msg)).is_ok();
+                let last =
+                    catch_unwind(AssertUnwindSafe(|| job(&cancel, &report))).unwrap_or_else(|_| {
+                        failed(
+                            "the worker stopped unexpectedly (a bug); nothing more was done".into(),
+                        )
+                    });
+                report(last);
+            });
+        match spawned {
+            Ok(_) => None,
+            Err(e) => {
+                self.cancels.remove(&id);
+                Some(Msg::LoadFailed(format!(
+                    "could not start a worker thread: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// Draws, waits for events, handles them, draws again, until the operator quits.
+/// `after_draw(input)` runs after each frame, `input` telling whether terminal input was
+/// handled since the previous one (the latency measurement uses it).
+pub fn event_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
+    console: &mut Console,
+    after_draw: &mut dyn FnMut(bool),
+) -> Result<()> {
+    let mut input = false;
+    let mut dirty = true;
+    loop {
+        if dirty {
+            console.draw(terminal)?;
+            after_draw(input);
+        }
+        if console.app.quit {
+            return Ok(());
+        }
+        (dirty, input) = console.pump(TICK);
+    }
+}

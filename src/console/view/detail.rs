@@ -1,0 +1,273 @@
+//! The Raw and Ranked tabs of the Inbox view. Both draw only the rows on screen.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+use super::{bar, cut, mark, scroll, size, spinner, text};
+use crate::console::app::{App, Loading};
+use crate::console::ranked::Note;
+use crate::console::raw::{LineOutcome, RawLine};
+use crate::console::theme::Theme;
+
+/// A tab's data still loading or failed, drawn; `true` when it was.
+fn loading<T>(app: &App, frame: &mut Frame, area: Rect, state: &Loading<T>, what: &str) -> bool {
+    let t = &app.theme;
+    let lines = match state {
+        Loading::Ready(_) => return false,
+        Loading::None => vec![Line::styled("Enter loads it.", t.muted)],
+        Loading::Running { bytes, total, .. } => vec![
+            Line::from(vec![
+                Span::styled(format!("{} {what} ", spinner(app)), t.title),
+                Span::styled("c cancels", t.muted),
+            ]),
+            Line::from(vec![
+                Span::styled(bar(*bytes, *total, 24), t.gauge),
+                Span::styled(format!("  {} of {}", size(*bytes), size(*total)), t.muted),
+            ]),
+        ],
+        Loading::Failed(error) => vec![
+            Line::from(text(error, t.error)),
+            Line::styled("Enter tries again.", t.muted),
+        ],
+    };
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+    true
+}
+
+/// The Raw tab: line numbers, outcomes and the (masked) text of the lines on screen.
+pub fn raw(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    if loading(app, frame, area, &app.raw.index, "indexing lines") {
+        return;
+    }
+    let Loading::Ready(index) = &app.raw.index else {
+        return;
+    };
+    let total = index.lines() as usize;
+    let detail_height = if area.height >= 14 { 5 } else { 0 };
+    let [head, body, detail] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(detail_height),
+    ])
+    .areas(area);
+    let height = usize::from(body.height);
+    let cursor = app.raw.cursor.saturating_sub(1) as usize;
+    let top = scroll(cursor, total, height);
+    let shown_to = (top + height).min(total);
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            format!(
+                "lines {}-{} of {total} · values of prohibited fields are hidden",
+                top + 1,
+                shown_to
+            ),
+            t.muted,
+        )),
+        head,
+    );
+    let digits = total.max(1).to_string().len();
+    let outcome_width = (usize::from(body.width) / 3).clamp(10, 30);
+    let text_width = usize::from(body.width).saturating_sub(digits + outcome_width + 4);
+    let plan = app.plan().filter(|_| app.raw.path == app.inbox.selected);
+    let mut lines = Vec::with_capacity(height);
+    for number in top + 1..=shown_to {
+        let line = (number as u64)
+            .checked_sub(app.raw.window_start)
+            .and_then(|i| app.raw.window.get(i as usize));
+        let Some(line) = line else {
+            lines.push(Line::styled(format!("{number:>digits$} │ …"), t.muted));
+            continue;
+        };
+        let (label, style) = outcome_label(t, &outcome(plan, line));
+        let label = cut(&label, outcome_width, style);
+        let pad = outcome_width.saturating_sub(label.content.chars().count());
+        let mut spans = vec![
+            Span::styled(format!("{number:>digits$} │ "), t.muted),
+            label,
+            Span::raw(" ".repeat(pad)),
+            Span::styled(" │ ", t.muted),
+        ];
+        spans.extend(masked_spans(t, &line.text, text_width));
+        lines.push(mark(Line::from(spans), number - 1 == cursor, t.selected));
+    }
+    frame.render_widget(Paragraph::new(lines), body);
+    let current = (cursor as u64 + 1)
+        .checked_sub(app.raw.window_start)
+        .and_then(|i| app.raw.window.get(i as usize));
+    if let (Some(line), true) = (current, detail_height > 0) {
+        let (label, style) = outcome_label(t, &outcome(plan, line));
+        let title = Line::from(vec![
+            Span::styled(
+                format!(" line {} · {} bytes · ", line.number, line.bytes),
+                t.muted,
+            ),
+            cut(&label, 60, style),
+            Span::raw(" "),
+        ]);
+        let block = Block::new()
+            .borders(Borders::TOP)
+            .border_style(t.border)
+            .title(title);
+        let width = usize::from(detail.width) * usize::from(detail_height.saturating_sub(1));
+        let text = Line::from(masked_spans(t, &line.text, width));
+        frame.render_widget(
+            Paragraph::new(text).wrap(Wrap { trim: false }).block(block),
+            detail,
+        );
+    }
+}
+
+/// A line's outcome: the plan's finding where there is one (it alone knows conflicts),
+/// else what classifying the line said.
+fn outcome(plan: Option<&std::sync::Arc<crate::plan::Plan>>, line: &RawLine) -> LineOutcome {
+    let finding = plan.and_then(|p| {
+        let i = p
+            .findings
+            .binary_search_by_key(&line.number, |f| f.line)
+            .ok()?;
+        Some(&p.findings[i])
+    });
+    match finding {
+        Some(f) if f.breach => LineOutcome::Breach {
+            reason: f.issue.reason,
+            field: f.issue.field.clone(),
+        },
+        Some(f) => LineOutcome::Rejected {
+            reason: f.issue.reason,
+            field: f.issue.field.clone(),
+        },
+        None => line.outcome.clone(),
+    }
+}
+
+/// The line's text with the `‹hidden›` marks styled apart.
+fn masked_spans(t: &Theme, line: &str, width: usize) -> Vec<Span<'static>> {
+    let shown = crate::console::sanitize::clean_cut(line, width);
+    let mut spans = Vec::new();
+    for (i, piece) in shown.split(crate::console::mask::HIDDEN).enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(crate::console::mask::HIDDEN, t.masked));
+        }
+        spans.push(Span::styled(piece.to_owned(), t.text));
+    }
+    spans
+}
+
+/// An outcome's label and style.
+fn outcome_label(t: &Theme, outcome: &LineOutcome) -> (String, Style) {
+    let with = |reason: &dyn std::fmt::Display, field: &Option<String>| match field {
+        Some(field) => format!("{reason} {field}"),
+        None => reason.to_string(),
+    };
+    match outcome {
+        LineOutcome::Accepted => ("✓ accepted".into(), t.accepted),
+        LineOutcome::Blank => ("· blank".into(), t.blank),
+        LineOutcome::Rejected { reason, field } => {
+            (format!("✗ {}", with(reason, field)), t.rejected)
+        }
+        LineOutcome::Breach { reason, field } => (format!("⚠ {}", with(reason, field)), t.breach),
+        LineOutcome::Unknown => ("… long line".into(), t.pending),
+    }
+}
+
+/// The Ranked tab: each key's events, rank 1 kept, the others with why they lost.
+pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    if loading(app, frame, area, &app.ranked.data, "ranking keys") {
+        return;
+    }
+    let Loading::Ready(ranked) = &app.ranked.data else {
+        return;
+    };
+    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    let rows = &app.ranked.rows;
+    let filter = if app.ranked.filter.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " · filter {:?}",
+            crate::console::sanitize::clean(&app.ranked.filter)
+        )
+    };
+    let wide = area.width >= 90;
+    let tiebreak = ranked.tiebreak.as_deref().unwrap_or("tiebreak");
+    let mut columns = format!(
+        "{:<10} {:>4} {:<21} {:>6} {:>6}",
+        "key",
+        "rank",
+        ranked.order_by,
+        cut(tiebreak, 6, t.text).content,
+        "line"
+    );
+    if wide {
+        columns.push_str(&format!(" {:<10}", "event_id"));
+    }
+    columns.push_str(" why");
+    frame.render_widget(
+        Paragraph::new(Line::styled(format!(" {columns}{filter}"), t.muted)),
+        head,
+    );
+    if rows.is_empty() {
+        let what = if ranked.groups.is_empty() {
+            "no accepted events"
+        } else {
+            "no key matches the filter"
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!("{what} · {} keys", ranked.groups.len()),
+                t.muted,
+            )),
+            body,
+        );
+        return;
+    }
+    let height = usize::from(body.height);
+    let top = scroll(app.ranked.cursor, rows.len(), height);
+    let mut lines = Vec::with_capacity(height);
+    for (i, (g, r)) in rows.iter().enumerate().skip(top).take(height) {
+        let group = &ranked.groups[*g as usize];
+        let row = &group.rows[*r as usize];
+        let style = match row.note {
+            Note::Kept => t.kept,
+            Note::Conflict { .. } => t.breach,
+            _ => t.lost,
+        };
+        let key = if *r == 0 {
+            cut(&group.key, 10, t.title).content.into_owned()
+        } else {
+            String::new()
+        };
+        let rank = row.rank.map_or("–".to_owned(), |r| r.to_string());
+        let seq = row.tiebreak.map_or("–".to_owned(), |s| s.to_string());
+        let mut spans = vec![
+            Span::styled(format!("{key:<10} "), t.title),
+            Span::styled(
+                format!("{rank:>4} {:<21} {seq:>6} {:>6}", row.instant, row.line),
+                style,
+            ),
+        ];
+        if wide {
+            spans.push(Span::raw(" "));
+            let id = cut(&row.event_id, 10, style);
+            let pad = 10usize.saturating_sub(id.content.chars().count());
+            spans.push(id);
+            spans.push(Span::raw(" ".repeat(pad)));
+        }
+        let mut why = row.note.describe();
+        if *r == 1 && group.tie {
+            why.push_str(" ⚖");
+        }
+        spans.push(Span::styled(format!(" {why}"), style));
+        if wide {
+            spans.push(Span::raw("  "));
+            spans.push(text(&row.fields, t.muted));
+        }
+        lines.push(mark(Line::from(spans), i == app.ranked.cursor, t.selected));
+    }
+    frame.render_widget(Paragraph::new(lines), body);
+}

@@ -1,0 +1,372 @@
+//! What draws over the views: the run / shrink / restore confirmations, the landing
+//! progress, the result, the quarantine raw line and the help screen.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Wrap};
+
+use super::{bar, shown_path, size, spinner, text};
+use crate::console::app::{App, Dialog, Finished, View};
+use crate::land::{Progress, RunStatus};
+use crate::plan::{Action, Plan, Refusal};
+
+pub fn overlays(app: &App, frame: &mut Frame, area: Rect) {
+    if app.view == View::Quarantine
+        && let Some(raw) = app
+            .quarantine
+            .rejects
+            .as_ref()
+            .and_then(|r| r.raw.as_ref().map(|raw| (r, raw)))
+    {
+        super::help::raw_line(app, frame, area, raw);
+    }
+    if let Some(task) = &app.task {
+        let mut lines = vec![Line::default()];
+        match &task.progress {
+            None => lines.push(Line::styled(
+                format!("{} starting…", spinner(app)),
+                app.theme.muted,
+            )),
+            Some(Progress::Reading { bytes, total }) => {
+                lines.push(Line::styled(
+                    format!("reading and checking {} of {}", size(*bytes), size(*total)),
+                    app.theme.text,
+                ));
+                lines.push(Line::styled(bar(*bytes, *total, 30), app.theme.gauge));
+                lines.push(Line::styled(
+                    "c stops it now, before anything is written",
+                    app.theme.muted,
+                ));
+            }
+            Some(Progress::Staging { date }) => lines.push(Line::styled(
+                format!("{} writing event_date={date} in staging", spinner(app)),
+                app.theme.text,
+            )),
+            Some(Progress::Swapping { date }) => lines.push(Line::styled(
+                format!("{} swapping event_date={date} in", spinner(app)),
+                app.theme.text,
+            )),
+        }
+        popup(
+            app,
+            frame,
+            area,
+            Line::from(text(&format!(" {} ", task.title), app.theme.title)),
+            lines,
+            60,
+        );
+    }
+    if let Some(dialog) = &app.dialog {
+        let (title, lines) = match dialog {
+            Dialog::ConfirmRun { plan, .. } => confirm_run(app, plan),
+            Dialog::ConfirmShrink { plan, typed, .. } => confirm_shrink(app, plan, typed),
+            Dialog::ConfirmRestore { partition } => {
+                let t = &app.theme;
+                let previous = partition.previous.as_ref();
+                let owner = previous
+                    .and_then(|p| p.owner.as_ref())
+                    .map_or("unknown", |o| o.input_name.as_str());
+                let lines = vec![
+                    Line::from(vec![
+                        Span::raw("Bring back the generation replaced at "),
+                        text(previous.map_or("", |p| p.replaced_at.as_str()), t.text),
+                    ]),
+                    Line::from(vec![
+                        Span::raw("  "),
+                        Span::styled(format!("{} rows", previous.map_or(0, |p| p.rows)), t.text),
+                        Span::raw(" from "),
+                        text(owner, t.text),
+                    ]),
+                    Line::from(vec![
+                        Span::raw("The live partition ("),
+                        Span::raw(format!("{} rows from ", partition.rows)),
+                        text(partition.owner.as_deref().unwrap_or("unknown"), t.text),
+                        Span::raw(") moves to the trash; restoring again undoes this."),
+                    ]),
+                    Line::default(),
+                    answer(app, "y", "restore", "n / Esc", "cancel"),
+                ];
+                (format!(" Restore event_date={}? ", partition.date), lines)
+            }
+            Dialog::Result(finished) => result(app, finished),
+        };
+        popup(
+            app,
+            frame,
+            area,
+            Line::from(text(&title, app.theme.title)),
+            lines,
+            72,
+        );
+    }
+    if app.help {
+        super::help::help(app, frame, area);
+    }
+}
+
+/// A centred box `percent` of the width wide (at least 60 columns), tall enough for
+/// `lines` once wrapped.
+pub(super) fn popup(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    title: Line<'static>,
+    lines: Vec<Line<'static>>,
+    percent: u16,
+) {
+    let width = (area.width * percent / 100).clamp(60, 100).min(area.width);
+    let inner_width = usize::from(width.saturating_sub(4)).max(1);
+    let wrapped: usize = lines
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(inner_width))
+        .sum();
+    let height = (wrapped as u16 + 2).min(area.height);
+    let rect = area.centered(Constraint::Length(width), Constraint::Length(height));
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(app.theme.border_focus)
+        .style(app.theme.dialog)
+        .padding(ratatui::widgets::Padding::horizontal(1))
+        .title(title);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block),
+        rect,
+    );
+}
+
+fn answer(app: &App, yes: &str, what: &str, no: &str, cancel: &str) -> Line<'static> {
+    let t = &app.theme;
+    Line::from(vec![
+        Span::styled(yes.to_owned(), t.key),
+        Span::styled(format!(" {what}    "), t.text),
+        Span::styled(no.to_owned(), t.key),
+        Span::styled(format!(" {cancel}"), t.text),
+    ])
+}
+
+fn dates(app: &App, plan: &Plan, arrow: &str) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    plan.dates
+        .iter()
+        .map(|d| {
+            let before = d.rows_before.map_or("new".to_owned(), |n| n.to_string());
+            let mut spans = vec![Span::styled(
+                format!(
+                    "  event_date={}  {before} {arrow} {} rows",
+                    d.event_date, d.rows
+                ),
+                t.text,
+            )];
+            if let Some(owner) = &d.owner_before {
+                spans.push(Span::styled("  now from ", t.muted));
+                spans.push(text(owner, t.muted));
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn quarantine_path(app: &App, plan: &Plan) -> String {
+    let folder = app.config.quarantine_root.join(&plan.input_sha256);
+    let shown = shown_path(app, &folder);
+    let cut = shown.len().saturating_sub(plan.input_sha256.len() - 12);
+    format!("{}…/", shown.get(..cut).unwrap_or(&shown))
+}
+
+fn confirm_run(app: &App, plan: &Plan) -> (String, Vec<Line<'static>>) {
+    let t = &app.theme;
+    let name = &plan.input_name;
+    match (plan.action, &plan.refusal) {
+        (Action::Publish, _) => {
+            let mut lines = vec![Line::styled(
+                format!(
+                    "A run publishes {} rows. Each date below is replaced whole:",
+                    plan.counts.keys
+                ),
+                t.text,
+            )];
+            lines.extend(dates(app, plan, "→"));
+            lines.push(Line::styled(format!("Quarantine ({}), the partitions, the manifest and the checkpoint are written; the replaced generations go to the trash for restore.", quarantine_path(app, plan)), t.muted));
+            lines.push(Line::default());
+            lines.push(answer(app, "y", "land it", "n / Esc", "cancel"));
+            (format!(" Land {name}? "), lines)
+        }
+        (Action::Skip, _) => {
+            let lines = vec![
+                Line::styled(
+                    "Already landed: the checkpoint holds these bytes and every date still holds them.",
+                    t.text,
+                ),
+                Line::styled(
+                    "A run skips: it writes only a line in the run log.",
+                    t.muted,
+                ),
+                Line::default(),
+                answer(app, "y", "run (skip)", "n / Esc", "cancel"),
+            ];
+            (format!(" {name}: nothing to land "), lines)
+        }
+        (Action::Refuse, refusal) => {
+            let mut lines = vec![Line::from(vec![
+                Span::styled(
+                    format!("REFUSED  {}  ", refusal.as_ref().map_or("", Refusal::code)),
+                    t.refused,
+                ),
+                text(
+                    &refusal
+                        .as_ref()
+                        .map(|r| r.explain(plan))
+                        .unwrap_or_default(),
+                    t.text,
+                ),
+            ])];
+            lines.push(Line::default());
+            lines.push(Line::styled(format!("A run writes the quarantine only ({}: rejects.jsonl, summary.json) and one run-log line.", quarantine_path(app, plan)), t.text));
+            lines.push(Line::styled(
+                "Every published partition and the checkpoint stay byte-for-byte as they are.",
+                t.text,
+            ));
+            lines.push(Line::default());
+            lines.push(answer(app, "y", "record the refusal", "n / Esc", "cancel"));
+            (format!(" {name} will be refused "), lines)
+        }
+    }
+}
+
+fn confirm_shrink(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'static>>) {
+    let t = &app.theme;
+    let shrinking = match &plan.refusal {
+        Some(Refusal::Shrink { dates }) => dates.clone(),
+        _ => Vec::new(),
+    };
+    let mut lines = vec![Line::styled(
+        format!(
+            "Refused by default: these dates would lose more than max_shrink {:.0}% of their rows:",
+            app.config.max_shrink * 100.0
+        ),
+        t.refused,
+    )];
+    let only: Vec<Line> = dates(app, plan, "→")
+        .into_iter()
+        .zip(&plan.dates)
+        .filter(|(_, d)| shrinking.contains(&d.event_date))
+        .map(|(l, _)| l)
+        .collect();
+    lines.extend(only);
+    lines.push(Line::styled(
+        "A fragment is not a restatement. Land it only if this file really restates those dates.",
+        t.text,
+    ));
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled("Type ", t.text),
+        Span::styled("shrink", t.key),
+        Span::styled(" and Enter to land it anyway:  ", t.text),
+        text(typed, t.warning),
+        Span::styled("█", t.key),
+    ]));
+    lines.push(answer(
+        app,
+        "Enter",
+        "confirm",
+        "Esc",
+        "cancel, nothing is written",
+    ));
+    (
+        format!(" {} would shrink published dates ", plan.input_name),
+        lines,
+    )
+}
+
+fn result(app: &App, finished: &Finished) -> (String, Vec<Line<'static>>) {
+    let t = &app.theme;
+    let close = Line::from(vec![
+        Span::styled("Enter / Esc", t.key),
+        Span::styled(" close", t.text),
+    ]);
+    match finished {
+        Finished::Landed {
+            status,
+            plan,
+            duration_ms,
+            allowed_shrink,
+        } => {
+            let mut lines = Vec::new();
+            match status {
+                RunStatus::Published => {
+                    lines.push(Line::styled(
+                        format!("Published {} rows in {duration_ms} ms:", plan.counts.keys),
+                        t.ok,
+                    ));
+                    lines.extend(dates(app, plan, "→"));
+                    if *allowed_shrink {
+                        lines.push(Line::styled(
+                            "The operator allowed the shrink for this run.",
+                            t.warning,
+                        ));
+                    }
+                }
+                RunStatus::Skipped => lines.push(Line::styled(
+                    "Skipped: already landed. Only the run log was written.",
+                    t.landed,
+                )),
+                RunStatus::Refused => {
+                    lines.push(Line::from(vec![
+                        Span::styled(
+                            format!("Refused ({}): ", plan.reason().unwrap_or("")),
+                            t.refused,
+                        ),
+                        text(
+                            &plan
+                                .refusal
+                                .as_ref()
+                                .map(|r| r.explain(plan))
+                                .unwrap_or_default(),
+                            t.text,
+                        ),
+                    ]));
+                    lines.push(Line::styled(format!("Quarantine written to {}; the published partitions and the checkpoint are unchanged.", quarantine_path(app, plan)), t.text));
+                }
+            }
+            lines.push(Line::default());
+            lines.push(close);
+            (format!(" {} {} ", status.code(), plan.input_name), lines)
+        }
+        Finished::Restored(restored) => {
+            let owner = restored.owner.as_deref().unwrap_or("an unknown input");
+            let lines = vec![
+                Line::from(vec![
+                    Span::styled(
+                        format!(
+                            "event_date={} holds {} rows from ",
+                            restored.date, restored.rows
+                        ),
+                        t.ok,
+                    ),
+                    text(owner, t.ok),
+                    Span::styled(" again.", t.ok),
+                ]),
+                Line::styled(
+                    "The generation it replaced is in the trash; restoring again undoes this.",
+                    t.muted,
+                ),
+                Line::default(),
+                close,
+            ];
+            (format!(" restored event_date={} ", restored.date), lines)
+        }
+        Finished::Failed { what, error } => {
+            let lines = vec![
+                Line::styled(format!("{what} stopped:"), t.error),
+                Line::from(text(error, t.text)),
+                Line::default(),
+                close,
+            ];
+            (format!(" {what} failed "), lines)
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The Inbox view: the list of inputs with their badges (left) and the selected input's
+//! Plan, Raw or Ranked tab (right).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{bar, block, cut, mark, scroll, short, size, spinner, text};
+use crate::console::app::{App, Badge, Pane, PlanState};
+use crate::console::theme::Theme;
+use crate::plan::{Action, DatePlan, Plan, Refusal};
+
+pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
+    let left = (area.width * 7 / 20).max(32).min(area.width / 2);
+    let [list, detail] =
+        Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(area);
+    draw_list(app, frame, list);
+    let tab = app.detail_tab();
+    let t = &app.theme;
+    let mut title = vec![Span::raw(" ")];
+    for (name, pane) in [
+        ("Plan", Pane::Plan),
+        ("Raw", Pane::Raw),
+        ("Ranked", Pane::Ranked),
+    ] {
+        title.push(Span::styled(
+            format!(" {name} "),
+            if tab == pane { t.tab_active } else { t.muted },
+        ));
+    }
+    title.push(Span::raw(" "));
+    let outer = block(app, Line::from(title), app.pane != Pane::List);
+    let inner = outer.inner(detail);
+    frame.render_widget(outer, detail);
+    match tab {
+        Pane::Raw => super::detail::raw(app, frame, inner),
+        Pane::Ranked => super::detail::ranked(app, frame, inner),
+        _ => frame.render_widget(
+            Paragraph::new(plan_lines(app)).wrap(Wrap { trim: false }),
+            inner,
+        ),
+    }
+}
+
+fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    let rows = &app.inbox.rows;
+    let closed = rows
+        .iter()
+        .filter(|r| !matches!(r.badge, Badge::Ignored(_)))
+        .count();
+    let title = Line::from(vec![
+        Span::styled(" Inbox ", t.title),
+        Span::styled(format!("{closed} inputs"), t.muted),
+        Span::raw(" "),
+    ]);
+    let outer = block(app, title, app.pane == Pane::List);
+    let inner = outer.inner(area);
+    frame.render_widget(outer, area);
+    if rows.is_empty() {
+        let empty = format!(
+            "empty: nothing in {}",
+            super::shown_path(app, &app.config.inbox)
+        );
+        frame.render_widget(
+            Paragraph::new(Line::from(text(&empty, t.muted))).wrap(Wrap { trim: false }),
+            inner,
+        );
+        return;
+    }
+    let height = usize::from(inner.height);
+    let width = usize::from(inner.width);
+    let top = scroll(app.inbox.cursor, rows.len(), height);
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, row)| {
+            let (label, style) = badge(t, row.badge);
+            let size = size(row.entry.size);
+            let name_width = width.saturating_sub(1 + 10 + size.len() + 1);
+            let name_style = if matches!(row.badge, Badge::Ignored(_)) {
+                t.ignored
+            } else {
+                t.text
+            };
+            let name = cut(&row.entry.name, name_width, name_style);
+            let pad = name_width.saturating_sub(name.content.chars().count());
+            let line = Line::from(vec![
+                Span::styled(format!("{label:<9}"), style),
+                Span::raw(" "),
+                name,
+                Span::raw(" ".repeat(pad + 1)),
+                Span::styled(size, t.muted),
+            ]);
+            mark(line, i == app.inbox.cursor, t.selected)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A badge's label and style.
+pub fn badge(t: &Theme, badge: Badge) -> (&'static str, Style) {
+    match badge {
+        Badge::New => ("● new", t.new),
+        Badge::Landed => ("✓ landed", t.landed),
+        Badge::Changed => ("± changed", t.changed),
+        Badge::Refused => ("✗ refused", t.refused),
+        Badge::Ignored(_) => ("· ignored", t.ignored),
+        Badge::Hashing => ("… hashing", t.pending),
+    }
+}
+
+fn plan_lines(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Some(row) = app.current() else {
+        return vec![Line::styled("No input selected.", t.muted)];
+    };
+    let mut lines = vec![Line::from(vec![
+        text(&row.entry.name, t.title),
+        Span::styled(format!("  {}", size(row.entry.size)), t.muted),
+    ])];
+    if let Badge::Ignored(why) = row.badge {
+        lines.push(Line::styled(format!("Ignored: {why}."), t.ignored));
+        lines.push(Line::styled(
+            "Wharf never lands it; a producer renames its file into place when it is closed.",
+            t.muted,
+        ));
+        return lines;
+    }
+    match &app.inbox.plan {
+        PlanState::None => lines.push(Line::styled("Enter plans it.", t.muted)),
+        PlanState::Running { bytes, total, .. } => {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{} planning ", spinner(app)), t.title),
+                Span::styled("c cancels", t.muted),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled(bar(*bytes, *total, 24), t.gauge),
+                Span::styled(format!("  {} of {}", size(*bytes), size(*total)), t.muted),
+            ]));
+        }
+        PlanState::Failed(error) => {
+            lines.push(Line::from(text(error, t.error)));
+            lines.push(Line::styled("Enter plans it again.", t.muted));
+        }
+        PlanState::Ready(plan) => lines.extend(plan_body(app, plan)),
+    }
+    lines
+}
+
+/// The plan: action and reason, dates, counts.
+pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut lines = vec![Line::from(vec![
+        Span::styled("sha256 ", t.muted),
+        Span::styled(short(&plan.input_sha256, 16).to_owned(), t.muted),
+    ])];
+    let (verb, style) = match plan.action {
+        Action::Publish => ("PUBLISH", t.ok),
+        Action::Skip => ("SKIP", t.landed),
+        Action::Refuse => ("REFUSE", t.refused),
+    };
+    let mut head = vec![Span::styled(verb, style)];
+    match &plan.refusal {
+        Some(refusal) => {
+            head.push(Span::styled(format!("  {}", refusal.code()), t.refused));
+            lines.push(Line::from(head));
+            lines.push(Line::from(text(&refusal.explain(plan), t.text)));
+        }
+        None if plan.action == Action::Skip => {
+            head.push(Span::styled(
+                "  already landed: same bytes, and its dates still hold them",
+                t.muted,
+            ));
+            lines.push(Line::from(head));
+        }
+        None => {
+            head.push(Span::styled(
+                format!(
+                    "  replaces {} date(s), {} rows",
+                    plan.dates.len(),
+                    plan.counts.keys
+                ),
+                t.muted,
+            ));
+            lines.push(Line::from(head));
+        }
+    }
+    lines.push(Line::default());
+    lines.push(Line::styled("Dates", t.title));
+    for date in &plan.dates {
+        lines.push(date_line(app, plan, date));
+    }
+    if plan.dates.is_empty() {
+        lines.push(Line::styled("  none (no accepted rows)", t.muted));
+    }
+    lines.push(Line::default());
+    lines.push(Line::styled("Counts", t.title));
+    let c = &plan.counts;
+    lines.push(Line::styled(
+        format!(
+            "  lines {} · blank {} · accepted {} · rejected {}",
+            c.lines, c.blank, c.accepted, c.rejected
+        ),
+        t.text,
+    ));
+    lines.push(Line::styled(
+        format!(
+            "  retries {} · keys {} · ties by arrival {}",
+            c.retries, c.keys, c.ties_by_arrival
+        ),
+        t.text,
+    ));
+    if !c.by_reason.is_empty() {
+        let reasons: Vec<String> = c
+            .by_reason
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        lines.push(Line::from(vec![
+            Span::styled("  by reason: ", t.muted),
+            Span::styled(reasons.join(" · "), t.rejected),
+        ]));
+    }
+    lines
+}
+
+/// `event_date=D  3 → 1 rows  now from X`, and why a refusal names the date.
+fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
+    let t = &app.theme;
+    let before = date.rows_before.map_or("new".to_owned(), |n| n.to_string());
+    let arrow = if plan.action == Action::Refuse {
+        "would be"
+    } else {
+        "→"
+    };
+    let mut spans = vec![
+        Span::styled(format!("  event_date={}  ", date.event_date), t.text),
+        Span::styled(format!("{before} {arrow} {} rows", date.rows), t.text),
+    ];
+    match (&date.owner_before, date.rows_before) {
+        (Some(owner), _) => {
+            spans.push(Span::styled("  now from ", t.muted));
+            spans.push(text(owner, t.muted));
+        }
+        (None, Some(_)) => spans.push(Span::styled("  owner unknown", t.muted)),
+        (None, None) => {}
+    }
+    let why = match &plan.refusal {
+        Some(Refusal::TooManyDates { dates, max }) => {
+            Some(format!("✗ one of {} dates > max_dates {max}", dates.len()))
+        }
+        Some(Refusal::Shrink { dates }) if dates.contains(&date.event_date) => {
+            let before = date.rows_before.unwrap_or(0).max(1) as f64;
+            let lost = (before - date.rows as f64) / before * 100.0;
+            Some(format!(
+                "✗ loses {lost:.0}% > max_shrink {:.0}%",
+                app.config.max_shrink * 100.0
+            ))
+        }
+        _ if plan.allowed_shrink.contains(&date.event_date) => {
+            Some("shrink allowed for this run".to_owned())
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        spans.push(Span::styled(format!("  {why}"), t.refused));
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,272 @@
+//! The Quarantine view (entries → one input's rejects) and the History view (the run
+//! log and the partitions with their owners and trash).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{block, cut, mark, scroll, short, text};
+use crate::console::app::{App, HistoryPane};
+use crate::console::panes::visible_entries;
+
+/// A table of rows already cut to width, the cursor row highlighted.
+fn table(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    header: String,
+    rows: Vec<Line<'static>>,
+    cursor: Option<usize>,
+) {
+    let t = &app.theme;
+    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(format!(" {header}"), t.muted)),
+        head,
+    );
+    let height = usize::from(body.height);
+    let top = cursor.map_or(0, |c| scroll(c, rows.len(), height));
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, line)| mark(line, Some(i) == cursor, t.selected))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), body);
+}
+
+/// A cell of `width` characters: sanitized, cut and padded.
+fn cell(s: &str, width: usize, style: ratatui::style::Style) -> Vec<Span<'static>> {
+    let span = cut(s, width, style);
+    let pad = width.saturating_sub(span.content.chars().count());
+    vec![span, Span::raw(" ".repeat(pad + 1))]
+}
+
+pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    if let Some(rejects) = &app.quarantine.rejects {
+        let s = &rejects.summary;
+        let title = Line::from(vec![
+            Span::styled(" Rejects of ", t.title),
+            text(&s.input_name, t.title),
+            Span::styled(
+                format!(
+                    " {} · {} {} ",
+                    short(&s.input_sha256, 12),
+                    s.action,
+                    s.reason.as_deref().unwrap_or("")
+                ),
+                t.muted,
+            ),
+        ]);
+        let outer = block(app, title, true);
+        let inner = outer.inner(area);
+        frame.render_widget(outer, area);
+        let rows = rejects
+            .records
+            .iter()
+            .map(|r| {
+                let style = if matches!(
+                    r.reason.as_str(),
+                    "prohibited_field" | "unknown_field" | "conflict"
+                ) {
+                    t.breach
+                } else {
+                    t.rejected
+                };
+                let mut spans = vec![Span::styled(format!("{:>8}  ", r.line), t.text)];
+                spans.extend(cell(&r.reason, 26, style));
+                spans.extend(cell(r.field.as_deref().unwrap_or("–"), 18, t.text));
+                spans.push(text(r.event_id.as_deref().unwrap_or("–"), t.muted));
+                Line::from(spans)
+            })
+            .collect();
+        let header = format!(
+            "{:>8}  {:<26} {:<18} event_id   ({} lines; Enter shows one raw line)",
+            "line",
+            "reason",
+            "field",
+            rejects.records.len()
+        );
+        table(app, frame, inner, header, rows, Some(rejects.cursor));
+        return;
+    }
+    let visible = visible_entries(&app.quarantine);
+    let filter = if app.quarantine.filter.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "· filter {:?} ",
+            crate::console::sanitize::clean(&app.quarantine.filter)
+        )
+    };
+    let title = Line::from(vec![
+        Span::styled(" Quarantine ", t.title),
+        Span::styled(format!("{} entries {filter}", visible.len()), t.muted),
+    ]);
+    let outer = block(app, title, true);
+    let inner = outer.inner(area);
+    frame.render_widget(outer, area);
+    let name_width = (usize::from(inner.width) / 4).clamp(12, 40);
+    let rows = visible
+        .iter()
+        .map(|i| {
+            let e = &app.quarantine.entries[*i];
+            let style = if e.action == "refused" {
+                t.refused
+            } else {
+                t.landed
+            };
+            let mut spans = vec![Span::styled(
+                format!("{}  ", short(&e.input_sha256, 12)),
+                t.muted,
+            )];
+            spans.extend(cell(&e.action, 9, style));
+            spans.extend(cell(e.reason.as_deref().unwrap_or("–"), 16, style));
+            spans.extend(cell(&e.input_name, name_width, t.text));
+            let reasons: Vec<String> = e
+                .by_reason
+                .iter()
+                .map(|(r, n)| format!("{r} {n}"))
+                .collect();
+            spans.push(text(
+                &if reasons.is_empty() {
+                    "no rejects".to_owned()
+                } else {
+                    reasons.join(" · ")
+                },
+                t.rejected,
+            ));
+            Line::from(spans)
+        })
+        .collect();
+    let header = format!(
+        "{:<12}  {:<9} {:<16} {:<name_width$} counts by reason",
+        "hash", "action", "reason", "input"
+    );
+    table(app, frame, inner, header, rows, Some(app.quarantine.cursor));
+}
+
+pub fn history(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    let h = &app.history;
+    let [runs_area, parts_area] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(area);
+    let title = Line::from(vec![
+        Span::styled(" Run log ", t.title),
+        Span::styled(format!("{} runs, newest first ", h.runs.len()), t.muted),
+    ]);
+    let outer = block(app, title, h.pane == HistoryPane::Runs);
+    let inner = outer.inner(runs_area);
+    frame.render_widget(outer, runs_area);
+    let wide = inner.width >= 120;
+    let name_width = if wide { 30 } else { 18 };
+    let rows = h
+        .runs
+        .iter()
+        .map(|r| {
+            let style = match r.action.as_str() {
+                "refused" => t.refused,
+                "published" | "restored" => t.ok,
+                _ => t.landed,
+            };
+            let mut spans = cell(
+                &r.time
+                    .chars()
+                    .take(19)
+                    .collect::<String>()
+                    .replace('T', " "),
+                19,
+                t.muted,
+            );
+            spans.extend(cell(&r.action, 9, style));
+            spans.extend(cell(r.reason.as_deref().unwrap_or("–"), 16, style));
+            spans.extend(cell(&r.input_name, name_width, t.text));
+            spans.push(text(&r.dates.join(","), t.text));
+            if wide {
+                spans.push(Span::styled(
+                    format!(
+                        "  keys {} · rejected {} · {} ms",
+                        r.counts.keys, r.counts.rejected, r.duration_ms
+                    ),
+                    t.muted,
+                ));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    let header = format!(
+        "{:<19} {:<9} {:<16} {:<name_width$} dates",
+        "time (UTC)", "action", "reason", "input"
+    );
+    let cursor = (h.pane == HistoryPane::Runs).then_some(h.run_cursor);
+    table(app, frame, inner, header, rows, cursor);
+
+    let title = Line::from(vec![
+        Span::styled(" Partitions ", t.title),
+        Span::styled(
+            format!(
+                "{} dates · r restores the previous generation ",
+                h.partitions.len()
+            ),
+            t.muted,
+        ),
+    ]);
+    let outer = block(app, title, h.pane == HistoryPane::Partitions);
+    let inner = outer.inner(parts_area);
+    frame.render_widget(outer, parts_area);
+    if h.partitions.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("nothing published yet", t.muted))
+                .wrap(Wrap { trim: false }),
+            inner,
+        );
+        return;
+    }
+    let rows = h
+        .partitions
+        .iter()
+        .map(|p| {
+            let mut spans = vec![Span::styled(
+                format!("event_date={}  {:>9} rows  ", p.date, p.rows),
+                t.text,
+            )];
+            spans.extend(cell(
+                p.owner.as_deref().unwrap_or("owner unknown"),
+                name_width,
+                t.text,
+            ));
+            spans.push(Span::styled(
+                format!(
+                    "{:<12}  ",
+                    short(p.owner_sha256.as_deref().unwrap_or("–"), 12)
+                ),
+                t.muted,
+            ));
+            let trash = match (&p.previous, p.generations) {
+                (Some(previous), n) => {
+                    let owner = previous
+                        .owner
+                        .as_ref()
+                        .map_or("unknown", |o| o.input_name.as_str());
+                    format!(
+                        "{n} in trash · previous: {} rows from {}",
+                        previous.rows,
+                        crate::console::sanitize::clean(owner)
+                    )
+                }
+                (None, _) => "no earlier generation".to_owned(),
+            };
+            spans.push(Span::styled(trash, t.muted));
+            Line::from(spans)
+        })
+        .collect();
+    let header = format!(
+        "{:<22} {:>14}  {:<name_width$} {:<12}  trash",
+        "date", "", "owner", "hash"
+    );
+    let cursor = (h.pane == HistoryPane::Partitions).then_some(h.partition_cursor);
+    table(app, frame, inner, header, rows, cursor);
+}

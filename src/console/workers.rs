@@ -1,0 +1,226 @@
+//! The long work, each on its own thread, reporting [`Msg`]s: hashing inbox files,
+//! planning (`land::plan_input`), landing (`land::run`), restoring
+//! (`land::restore::restore`), indexing lines, ranking keys, and fetching one raw line for
+//! the quarantine view. Each job watches a cancel flag through the core's progress
+//! callback and ends with exactly one final message.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+use super::action::{Landed, Msg};
+use super::app::Stamp;
+use super::mask;
+use super::ranked;
+use super::raw::LineIndex;
+use crate::config::Config;
+use crate::contract::{Date, LineBytes};
+use crate::error::Error;
+use crate::land::{self, Progress};
+use crate::plan::DecideOptions;
+use crate::{input, input::hex};
+
+/// Reports a message to the event loop; `false` once nobody listens.
+pub type Report<'a> = &'a dyn Fn(Msg) -> bool;
+
+/// Progress that is worth a message: at most about 200 per job.
+fn worth(bytes: u64, total: u64, last: &mut u64) -> bool {
+    let step = (total / 200).max(1 << 20);
+    if bytes >= total || bytes >= *last + step {
+        *last = bytes;
+        true
+    } else {
+        false
+    }
+}
+
+/// The file's current size and time.
+pub fn stamp_of(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some(Stamp {
+        size: meta.len(),
+        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+    })
+}
+
+/// Hashes each file whose stamp still matches.
+pub fn hash(
+    id: u64,
+    files: Vec<(std::path::PathBuf, Stamp)>,
+    cancel: &AtomicBool,
+    report: Report,
+) -> Msg {
+    for (path, stamp) in files {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let Ok(mut file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let complete = loop {
+            match file.read(&mut buf) {
+                Ok(0) => break true,
+                Ok(n) => hasher.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break false,
+            }
+            if cancel.load(Ordering::Relaxed) {
+                break false;
+            }
+        };
+        if complete && stamp_of(&path) == Some(stamp) {
+            let sha256 = hex(&hasher.finalize());
+            report(Msg::Hashed {
+                path,
+                stamp,
+                sha256,
+            });
+        }
+    }
+    Msg::HashingDone { id }
+}
+
+/// Plans `path` with the core's `plan_input`.
+pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Report) -> Msg {
+    let mut last = 0;
+    let result = land::plan_input(config, path, DecideOptions::default(), &mut |progress| {
+        if let Progress::Reading { bytes, total } = progress
+            && worth(bytes, total, &mut last)
+        {
+            report(Msg::PlanProgress { id, bytes, total });
+        }
+        !cancel.load(Ordering::Relaxed)
+    });
+    Msg::Planned {
+        id,
+        path: path.to_owned(),
+        result: result.map(Arc::new).map_err(|e| e.to_string()),
+    }
+}
+
+/// Lands `path` with the core's `run`, if it still has the bytes the operator confirmed.
+pub fn land(
+    config: &Config,
+    id: u64,
+    (path, stamp): (&Path, Stamp),
+    allow_shrink: bool,
+    cancel: &AtomicBool,
+    report: Report,
+) -> Msg {
+    if stamp_of(path) != Some(stamp) {
+        let error = format!(
+            "{} changed after you confirmed; nothing was written. Read its new plan and run it again",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        );
+        return Msg::Landed {
+            id,
+            result: Err(error),
+        };
+    }
+    let mut last = 0;
+    let options = DecideOptions { allow_shrink };
+    let result = land::run(config, path, options, &mut |progress| {
+        let reading = matches!(progress, Progress::Reading { .. });
+        let send = match progress {
+            Progress::Reading { bytes, total } => worth(bytes, total, &mut last),
+            _ => true,
+        };
+        if send {
+            report(Msg::LandProgress { id, progress });
+        }
+        !(reading && cancel.load(Ordering::Relaxed))
+    });
+    let result = result
+        .map(|outcome| Landed {
+            status: outcome.status,
+            plan: Arc::new(outcome.plan),
+            duration_ms: outcome.duration_ms,
+            allowed_shrink: allow_shrink,
+        })
+        .map_err(|e| e.to_string());
+    Msg::Landed { id, result }
+}
+
+/// Restores `date`'s previous generation with the core's `restore`.
+pub fn restore(config: &Config, id: u64, date: Date) -> Msg {
+    let result = land::restore::restore(config, date).map_err(|e| e.to_string());
+    Msg::Restored { id, result }
+}
+
+/// Indexes the lines of `path`.
+pub fn index(id: u64, path: &Path, cancel: &AtomicBool, report: Report) -> Msg {
+    let mut last = 0;
+    let result = LineIndex::build(path, &mut |bytes, total| {
+        if worth(bytes, total, &mut last) {
+            report(Msg::IndexProgress { id, bytes, total });
+        }
+        !cancel.load(Ordering::Relaxed)
+    });
+    Msg::Indexed {
+        id,
+        result: result.map(Arc::new).map_err(|e| e.to_string()),
+    }
+}
+
+/// Ranks every key of `path`.
+pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Report) -> Msg {
+    let mut last = 0;
+    let result = ranked::build(config, path, &mut |bytes, total| {
+        if worth(bytes, total, &mut last) {
+            report(Msg::RankProgress { id, bytes, total });
+        }
+        !cancel.load(Ordering::Relaxed)
+    });
+    Msg::Ranked {
+        id,
+        result: result.map(Arc::new).map_err(|e| e.to_string()),
+    }
+}
+
+/// Line `line` of `path`, masked, if the file still hashes to `sha256` (the quarantined
+/// bytes); read with the core's `input::scan` so numbering matches the rejects.
+pub fn raw_line(
+    config: &Config,
+    id: u64,
+    path: &Path,
+    line: u64,
+    sha256: &str,
+    cancel: &AtomicBool,
+) -> Msg {
+    let result = (|| {
+        let mut opened = input::open(path).map_err(|e| e.to_string())?;
+        let mut found = None;
+        let prohibited = &config.schema.prohibited;
+        let hashed = input::scan(
+            &mut opened.file,
+            path,
+            config.max_line_bytes,
+            &mut |_| !cancel.load(Ordering::Relaxed),
+            |number, bytes| {
+                if number == line {
+                    found = Some(match bytes {
+                        LineBytes::Kept(bytes) => mask::masked_line(bytes, true, prohibited),
+                        LineBytes::TooLong => "‹longer than max_line_bytes; not shown›".to_owned(),
+                    });
+                }
+            },
+        )
+        .map_err(|e: Error| e.to_string())?;
+        if hashed != sha256 {
+            return Err(format!(
+                "{} in the inbox no longer holds the quarantined bytes (its hash differs); the line is not shown",
+                opened.name
+            ));
+        }
+        found.ok_or_else(|| format!("{} has no line {line}", opened.name))
+    })();
+    Msg::RawLine { id, result }
+}
