@@ -99,6 +99,12 @@ impl Product {
             .collect()
     }
 
+    /// Where wharf stages this product's partitions (beside the publish root).
+    pub fn staging(&self) -> PathBuf {
+        let config = wharf::config::Config::load(&self.config).unwrap();
+        wharf::land::swap::staging_root(&config)
+    }
+
     pub fn snapshot(&self) -> Dataset {
         Dataset::read(&self.publish)
     }
@@ -153,8 +159,8 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// Reads every `event_date=*` partition under `root` (hidden entries skipped, as
-    /// hive readers do). Panics when a partition holds anything but readable
+    /// Reads every `event_date=*` partition under `root` (entries starting with `.` or
+    /// `_` skipped, as hive readers do). Panics when a partition holds anything but readable
     /// `part-NNNNN.parquet` files, or the root holds anything but partitions and
     /// hidden entries.
     pub fn read(root: &Path) -> Dataset {
@@ -168,8 +174,8 @@ impl Dataset {
         for entry in entries {
             let entry = entry.unwrap();
             let name = entry.file_name().into_string().unwrap();
-            if name.starts_with('.') {
-                continue;
+            if name.starts_with(['.', '_']) {
+                continue; // hidden from hive readers (Spark, pyarrow skip both prefixes)
             }
             let date = name
                 .strip_prefix("event_date=")
@@ -191,7 +197,7 @@ impl Dataset {
                 );
                 let path = entry.path().join(&part);
                 let bytes = fs::read(&path).unwrap();
-                rows.extend(parquet_rows(&path));
+                rows.extend(cached_rows(&path, &bytes));
                 data.files.insert(format!("{name}/{part}"), bytes);
             }
             data.rows.insert(date.to_owned(), rows);
@@ -202,6 +208,22 @@ impl Dataset {
     pub fn row_count(&self) -> usize {
         self.rows.values().map(Vec::len).sum()
     }
+}
+
+/// The rows of a Parquet file whose bytes are `bytes`: files byte-identical to one
+/// already read have its rows (the kill loop reads the same few files thousands of
+/// times).
+fn cached_rows(path: &Path, bytes: &[u8]) -> Vec<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<Vec<u8>, Vec<String>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(rows) = cache.lock().unwrap().get(bytes) {
+        return rows.clone();
+    }
+    let rows = parquet_rows(path);
+    cache.lock().unwrap().insert(bytes.to_vec(), rows.clone());
+    rows
 }
 
 /// Every row of one Parquet file, rendered as text (a panic if it does not read).
@@ -267,10 +289,7 @@ pub fn assert_converged(product: &Product, reference: &Dataset, owner: &str) {
         now.files == reference.files,
         "Parquet bytes differ from the uninterrupted run"
     );
-    assert!(
-        !product.publish.join(".wharf-staging").exists(),
-        "staging left behind"
-    );
+    assert!(!product.staging().exists(), "staging left behind");
     let owners = product.owners();
     assert_eq!(owners.len(), reference.rows.len());
     assert!(owners.values().all(|o| o == owner), "owners {owners:?}");

@@ -70,7 +70,14 @@ fn mount_tmpfs(dir: &Path, size: &str) -> Option<Undo> {
     let target = dir.to_str().unwrap();
     let ok = sh(
         "mount",
-        &["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs", target],
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            &format!("size={size}"),
+            "tmpfs",
+            target,
+        ],
     );
     ok.then(|| Undo(vec!["umount".into(), "-l".into(), target.into()]))
 }
@@ -111,7 +118,10 @@ fn assert_error_naming(out: &Output, path: &Path, product: &Product) {
         "the error must name {}: {message}",
         path.display()
     );
-    assert!(product.checkpoint("new.jsonl").is_none(), "checkpoint written");
+    assert!(
+        product.checkpoint("new.jsonl").is_none(),
+        "checkpoint written"
+    );
     assert!(!product.staging().exists(), "staging left");
 }
 
@@ -141,7 +151,10 @@ fn read_only_publish_root() {
     assert_error_naming(&out, &product.publish, &product);
     eprintln!("read-only publish root: {}", stderr(&out).trim());
     drop(undo);
-    assert!(common::tree(&product.publish) == before, "published files changed");
+    assert!(
+        common::tree(&product.publish) == before,
+        "published files changed"
+    );
     assert_eq!(product.manifest(), manifest);
     converge(&product);
 }
@@ -158,7 +171,11 @@ fn a_partition_that_cannot_be_swapped_stops_the_run_between_dates() {
     assert_error_naming(&out, &second, &product);
     drop(undo);
     let dates = common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
-    assert_eq!(dates, [true, false], "the first date swapped, the second did not");
+    assert_eq!(
+        dates,
+        [true, false],
+        "the first date swapped, the second did not"
+    );
     converge(&product);
 }
 
@@ -172,7 +189,12 @@ fn roots_that_do_not_exist_are_created() {
     product.land(&inputs().new);
     let publish = product.path().join("deep/a/b/lake/orders");
     assert_eq!(Dataset::read(&publish).rows, inputs().new_data.rows);
-    assert!(product.path().join("deep/c/state/orders/partitions.json").exists());
+    assert!(
+        product
+            .path()
+            .join("deep/c/state/orders/partitions.json")
+            .exists()
+    );
     assert!(product.path().join("deep/d/quarantine/orders").is_dir());
 }
 
@@ -187,9 +209,15 @@ fn a_root_under_a_regular_file_is_an_error_naming_it() {
         let named = product.path().join("file").display().to_string();
         assert!(stderr(&out).contains(&named), "{root}: {}", stderr(&out));
         assert!(product.checkpoint("new.jsonl").is_none());
-        assert!(product.owners().is_empty(), "{root}: a manifest was written");
+        assert!(
+            product.owners().is_empty(),
+            "{root}: a manifest was written"
+        );
         assert!(!product.staging().exists());
-        assert_eq!(fs::read(product.path().join("file")).unwrap(), b"not a folder");
+        assert_eq!(
+            fs::read(product.path().join("file")).unwrap(),
+            b"not a folder"
+        );
     }
 }
 
@@ -238,7 +266,10 @@ fn the_input_vanishing() {
                 assert_eq!(product.snapshot().rows, want.rows);
                 let checkpoint = product.checkpoint("vanishing.jsonl").unwrap();
                 let reference_checkpoint = reference.checkpoint("source.jsonl").unwrap();
-                assert_eq!(checkpoint["input_sha256"], reference_checkpoint["input_sha256"]);
+                assert_eq!(
+                    checkpoint["input_sha256"],
+                    reference_checkpoint["input_sha256"]
+                );
             }
             Some(2) => {
                 assert!(stderr(&out).contains(&input.display().to_string()));
@@ -265,8 +296,15 @@ fn a_full_publish_root() {
     let filler = fill(&product.path().join("lake"));
     let out = product.run(&inputs().new);
     assert_error_naming(&out, &product.staging(), &product);
-    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
-    assert!(common::tree(&product.publish) == before, "published files changed");
+    assert!(
+        stderr(&out).contains("No space left on device"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        common::tree(&product.publish) == before,
+        "published files changed"
+    );
     assert_eq!(product.manifest(), manifest);
     fs::remove_file(filler).unwrap();
     converge(&product);
@@ -301,7 +339,11 @@ fn a_full_state_root() {
     let filler = fill(&product.path().join("state"));
     let out = product.run(&inputs().new);
     assert_error_naming(&out, &product.state, &product);
-    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("No space left on device"),
+        "{}",
+        stderr(&out)
+    );
     common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
     fs::remove_file(filler).unwrap();
     converge(&product);
@@ -319,7 +361,10 @@ fn a_full_quarantine_root() {
     let filler = fill(&product.path().join("quarantine"));
     let out = product.run(&inputs().new);
     assert_error_naming(&out, &product.quarantine, &product);
-    assert!(common::tree(&product.publish) == before, "published files changed");
+    assert!(
+        common::tree(&product.publish) == before,
+        "published files changed"
+    );
     fs::remove_file(filler).unwrap();
     converge(&product);
 }

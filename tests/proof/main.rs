@@ -3,5 +3,13 @@
 //! on files, bytes and rows; none on timing. The four-reader check lives in
 //! `tests/proof/readers.sh`.
 
+// Helpers outside #[test] functions unwrap too: in a test, a panic is the report.
+#![allow(clippy::unwrap_used)]
+
 mod common;
+mod concurrency;
 mod failpoints;
+mod faults;
+mod hostile;
+mod kill_loop;
+mod privacy;

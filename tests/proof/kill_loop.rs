@@ -1,0 +1,154 @@
+//! SIGKILL `wharf run` at random moments while it lands a generated file (~50k events,
+//! two dates) over a published version of the same dates. After every kill: each
+//! partition readable and exactly old or exactly new, state parses, no stray entry
+//! visible to readers; then a rerun converges to the uninterrupted result (rows and
+//! Parquet bytes). `WHARF_KILLS=N` asks for N kills (default 50); `WHARF_KILL_SEED`
+//! changes the moments.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{self, Product, Rng};
+
+const ROOTS: [&str; 3] = ["lake", "state", "quarantine"];
+
+fn copy_roots(from: &Path, to: &Path) {
+    for root in ROOTS {
+        let _ = std::fs::remove_dir_all(to.join(root));
+        if from.join(root).exists() {
+            let ok = Command::new("cp")
+                .arg("-a")
+                .arg(from.join(root))
+                .arg(to)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+    }
+}
+
+/// Runs `wharf run new` once, uninterrupted, polling for the moment staging appears;
+/// returns (the run's wall time, when staging first showed). Only used to spread the
+/// kill moments; nothing is asserted on time.
+fn measure(product: &Product, input: &Path) -> (Duration, Duration) {
+    let started = Instant::now();
+    let mut child = product
+        .cmd(&["run"])
+        .arg(input)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let staging = product.staging();
+    let mut staged_at = None;
+    loop {
+        if staged_at.is_none() && staging.exists() {
+            staged_at = Some(started.elapsed());
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let total = started.elapsed();
+    (total, staged_at.unwrap_or(total * 3 / 4))
+}
+
+#[test]
+fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
+    let kills_wanted: u32 = std::env::var("WHARF_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let seed: u64 = std::env::var("WHARF_KILL_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20240301);
+    let inputs = tempfile::tempdir().unwrap();
+    let (old_input, new_input) = (
+        inputs.path().join("old.jsonl"),
+        inputs.path().join("new.jsonl"),
+    );
+    common::generate(&old_input, 50_000, 2, 21, &[]);
+    common::generate(&new_input, 50_000, 2, 22, &[]);
+
+    // The template: the old version published. The reference: then the new one.
+    let template = Product::new();
+    template.land(&old_input);
+    let old = template.snapshot();
+    let reference = Product::new();
+    reference.land(&old_input);
+    let (duration, staged_at) = measure(&reference, &new_input);
+    let new = reference.snapshot();
+    let writes = duration
+        .saturating_sub(staged_at)
+        .max(Duration::from_millis(20));
+    assert_eq!(old.rows.len(), 2);
+    assert!(old.rows.keys().all(|d| old.rows[d] != new.rows[d]));
+
+    let work = Product::new();
+    let mut rng = Rng::new(seed);
+    let (mut kills, mut finished) = (0u32, 0u32);
+    let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    while kills < kills_wanted {
+        assert!(
+            finished <= kills_wanted.max(10),
+            "too many runs ended before their kill; the input is too small to spread kills"
+        );
+        copy_roots(template.path(), work.path());
+        // Half the kills at a moment anywhere in the run; half once staging has
+        // appeared (watched on disk, so a loaded machine does not skew the phase),
+        // anywhere in the writing phase.
+        let in_writes = rng.below(2) == 1;
+        let span = if in_writes {
+            writes.mul_f64(1.5)
+        } else {
+            duration.mul_f64(1.1)
+        };
+        let at = Duration::from_micros(rng.below(span.as_micros() as u64));
+        let mut child = work
+            .cmd(&["run"])
+            .arg(&new_input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if in_writes {
+            let staging = work.staging();
+            while !staging.exists() && child.try_wait().unwrap().is_none() {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        std::thread::sleep(at);
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        if status.signal() != Some(9) {
+            assert!(status.success(), "an unkilled run must succeed: {status:?}");
+            finished += 1;
+            continue;
+        }
+        kills += 1;
+
+        let dates = common::check_invariants(&work, &old, &new);
+        let label = format!(
+            "dates new {dates:?} staging {} manifest {:?} checkpoint {}",
+            work.staging().exists(),
+            work.owners().values().next().cloned().unwrap_or_default(),
+            work.checkpoint("new.jsonl").is_some(),
+        );
+        *seen.entry(label).or_default() += 1;
+
+        work.land(&new_input);
+        common::assert_converged(&work, &new, "new.jsonl");
+    }
+    eprintln!(
+        "kill loop: {kills} kills survived, {finished} runs finished before their kill \
+         (run {duration:?}, staging from {staged_at:?}); states seen after a kill:"
+    );
+    for (state, n) in &seen {
+        eprintln!("  {n:>4}  {state}");
+    }
+}
