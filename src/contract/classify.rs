@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
+use smallvec::SmallVec;
 
 use super::LineReason;
 use super::json::{self, Parsed};
@@ -103,42 +104,53 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
         event_id: event_id(),
     };
 
-    if let Some(name) = schema
-        .prohibited
-        .iter()
-        .find(|p| members.iter().any(|(k, _)| k == *p))
-    {
-        return Outcome::Breach(issue(LineReason::ProhibitedField, name));
+    // One pass: each member's declared field, and the first key seen twice.
+    let mut slots: SmallVec<[Option<&RawValue>; 16]> =
+        SmallVec::from_elem(None, schema.fields.len());
+    let mut unknown: Option<&str> = None;
+    let mut duplicate: Option<&str> = None;
+    for (name, value) in members {
+        match schema.index_of(name) {
+            None => unknown = unknown.or(Some(name)),
+            Some(index) if slots[index].is_some() => duplicate = duplicate.or(Some(name)),
+            Some(index) => slots[index] = Some(*value),
+        }
     }
-    if let Some((name, _)) = members.iter().find(|(k, _)| schema.index_of(k).is_none()) {
+    // A prohibited field is never declared (the config refuses that), so it shows up here
+    // as unknown: the prohibited check only needs to run when there is an unknown field.
+    if unknown.is_some() {
+        if let Some(name) = schema
+            .prohibited
+            .iter()
+            .find(|p| members.iter().any(|(k, _)| k == *p))
+        {
+            return Outcome::Breach(issue(LineReason::ProhibitedField, name));
+        }
+    }
+    if let Some(name) = unknown {
         let unknown = issue(LineReason::UnknownField, name);
         return match schema.unknown_fields {
             UnknownFields::Breach => Outcome::Breach(unknown),
             UnknownFields::Reject => Outcome::Rejected(unknown),
         };
     }
-    if let Some(name) = first_duplicate_key(members) {
+    if let Some(name) = duplicate {
+        // Every key is declared by now, so this is the first key repeated, in line order.
         return Outcome::Rejected(issue(LineReason::DuplicateKey, name));
     }
 
     // Keys are now unique and all declared: one raw value (or none) per declared field.
-    let raw: Vec<Option<&RawValue>> = schema
-        .fields
-        .iter()
-        .map(|f| {
-            let value = members.iter().find(|(k, _)| *k == f.name).map(|(_, v)| *v);
-            value.filter(|v| v.get() != "null")
-        })
-        .collect();
-
-    for (field, value) in schema.fields.iter().zip(&raw) {
+    for slot in &mut slots {
+        *slot = slot.filter(|v| v.get() != "null");
+    }
+    for (field, value) in schema.fields.iter().zip(&slots) {
         if field.required && value.is_none() {
             return Outcome::Rejected(issue(LineReason::MissingField, &field.name));
         }
     }
-    let mut values = Vec::with_capacity(raw.len());
-    let mut stamps: Vec<(usize, Cow<'_, str>)> = Vec::new();
-    for (index, (field, value)) in schema.fields.iter().zip(&raw).enumerate() {
+    let mut values: SmallVec<[Value; 16]> = SmallVec::with_capacity(slots.len());
+    let mut stamps: SmallVec<[(usize, Cow<'_, str>); 4]> = SmallVec::new();
+    for (index, (field, value)) in schema.fields.iter().zip(&slots).enumerate() {
         let Some(value) = value else {
             values.push(Value::Null);
             continue;
@@ -158,7 +170,7 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
             None => return Outcome::Rejected(issue(LineReason::BadType, &field.name)),
         }
     }
-    let parsed: Vec<(usize, Result<Instant, TimestampError>)> = stamps
+    let parsed: SmallVec<[(usize, Result<Instant, TimestampError>); 4]> = stamps
         .iter()
         .map(|(i, s)| (*i, timestamp::parse(s)))
         .collect();
@@ -178,7 +190,7 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
             values[index] = Value::Ts(instant);
         }
     }
-    Outcome::Accepted(values.into_boxed_slice())
+    Outcome::Accepted(values.into_iter().collect())
 }
 
 fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -> Outcome {
@@ -204,22 +216,6 @@ fn event_id_of(members: &json::Members<'_>, schema: &Schema) -> Option<String> {
         FieldType::Int => int_value(raw).map(|n| n.to_string()),
         _ => json::string_value(raw).map(|s| reported_name(&s)),
     }
-}
-
-/// The first key that appears a second time, in line order.
-fn first_duplicate_key<'m>(members: &'m json::Members<'_>) -> Option<&'m str> {
-    if members.len() <= 16 {
-        return members
-            .iter()
-            .enumerate()
-            .find(|(i, (k, _))| members[..*i].iter().any(|(earlier, _)| earlier == k))
-            .map(|(_, (k, _))| k.as_ref());
-    }
-    let mut seen = std::collections::HashSet::with_capacity(members.len());
-    members
-        .iter()
-        .map(|(k, _)| k.as_ref())
-        .find(|k| !seen.insert(*k))
 }
 
 /// A name from the file, cut to a bounded length for reports.

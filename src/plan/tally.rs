@@ -4,10 +4,10 @@
 //! ties it. [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by key.
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 use hashbrown::{HashTable, hash_table};
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{Xxh3, xxh3_64_with_seed, xxh3_128_with_seed};
 
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +77,21 @@ const ID_SEED: u64 = 0x5748_4152_465f_4944; // "WHARF_ID"
 const VALUES_SEED: u64 = 0x5748_4152_465f_5653;
 const KEY_SEED: u64 = 0x5748_4152_465f_4b59;
 
+/// A 64-bit hash of one value, distinct across variants (a string "1" is not the int 1).
+fn value_hash(seed: u64, value: &Value) -> u64 {
+    match value {
+        Value::Null => xxh3_64_with_seed(b"", seed ^ 1),
+        Value::Int(n) => xxh3_64_with_seed(&n.to_le_bytes(), seed ^ 2),
+        Value::Str(s) => xxh3_64_with_seed(s.as_bytes(), seed ^ 3),
+        Value::Ts(t) => {
+            let mut bytes = [0u8; 12];
+            bytes[..8].copy_from_slice(&t.secs().to_le_bytes());
+            bytes[8..].copy_from_slice(&t.nanos().to_le_bytes());
+            xxh3_64_with_seed(&bytes, seed ^ 4)
+        }
+    }
+}
+
 fn hash_with<T: Hash + ?Sized>(seed: u64, value: &T) -> Xxh3 {
     let mut hasher = Xxh3::with_seed(seed);
     value.hash(&mut hasher);
@@ -94,10 +109,16 @@ impl Hashers {
     }
 
     fn identity(&self, record: &Record, schema: &Schema) -> Identity {
+        let fingerprint = record.iter().fold(VALUES_SEED, |acc, value| {
+            acc.rotate_left(5) ^ value_hash(acc, value)
+        });
         Identity {
-            event: hash_with(ID_SEED, &record[schema.event_id]).digest128(),
-            fingerprint: hash_with(VALUES_SEED, record).finish(),
-            key: hash_with(KEY_SEED, &record[schema.key]).finish(),
+            event: match &record[schema.event_id] {
+                Value::Str(s) => xxh3_128_with_seed(s.as_bytes(), ID_SEED),
+                other => hash_with(ID_SEED, other).digest128(),
+            },
+            fingerprint,
+            key: value_hash(KEY_SEED, &record[schema.key]),
         }
     }
 }
@@ -143,6 +164,11 @@ impl<'s> Tally<'s> {
             fingerprints: HashTable::new(),
             best: HashTable::new(),
         }
+    }
+
+    /// Expects about `events` distinct events (saves rehashing a large table).
+    pub fn reserve(&mut self, events: usize) {
+        self.fingerprints.reserve(events, |(id, _)| *id as u64);
     }
 
     /// The hashers to prepare lines with (see [`Tally::push_prepared`]).
@@ -270,8 +296,13 @@ impl<'s> Tally<'s> {
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
         drop(self.fingerprints);
-        let mut winners: Vec<Event> = self.best.into_iter().map(|b| b.event).collect();
-        winners.sort_unstable_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
+        let mut keyed: Vec<(Value, Event)> = self
+            .best
+            .into_iter()
+            .map(|b| (b.event.record[schema.key].clone(), b.event))
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let winners: Vec<Event> = keyed.into_iter().map(|(_, event)| event).collect();
         let mut dates = BTreeMap::new();
         for winner in &winners {
             if let Some(instant) = winner.record[schema.date_of].instant() {
