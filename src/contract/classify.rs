@@ -118,14 +118,14 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
     }
     // A prohibited field is never declared (the config refuses that), so it shows up here
     // as unknown: the prohibited check only needs to run when there is an unknown field.
-    if unknown.is_some() {
-        if let Some(name) = schema
+    let prohibited = || {
+        schema
             .prohibited
             .iter()
             .find(|p| members.iter().any(|(k, _)| k == *p))
-        {
-            return Outcome::Breach(issue(LineReason::ProhibitedField, name));
-        }
+    };
+    if let Some(name) = unknown.and_then(|_| prohibited()) {
+        return Outcome::Breach(issue(LineReason::ProhibitedField, name));
     }
     if let Some(name) = unknown {
         let unknown = issue(LineReason::UnknownField, name);
