@@ -20,16 +20,36 @@ use crate::land::{atomic, state};
 use crate::plan::Owner;
 
 /// `<parent of publish_root>/.<publish_root name>.wharf-staging`: on the publish root's
-/// file system, never inside it, hidden by name. When the publish root is itself a mount
-/// point (a dedicated volume, a bind mount), its parent is another mount and a rename
-/// from there fails with EXDEV, so staging goes inside the root, hidden by name.
+/// file system, never inside it, hidden by name.
 pub fn staging_root(config: &Config) -> PathBuf {
     let root = &config.publish_root;
     match (root.parent(), root.file_name()) {
-        (Some(parent), Some(name)) if !is_mount_point(root, parent) => {
+        (Some(parent), Some(name)) => {
             parent.join(format!(".{}.wharf-staging", name.to_string_lossy()))
         }
         _ => root.join(".wharf-staging"),
+    }
+}
+
+/// A publish root that is its own mount (a dedicated volume, a bind mount) leaves no
+/// place on its file system outside it to stage in: a rename from beside it fails with
+/// EXDEV, and staging inside it would be read by DuckDB and polars after a crash. Refused
+/// before anything under the publish root is touched.
+fn refuse_mount_point(config: &Config) -> Result<()> {
+    let root = &config.publish_root;
+    match root.parent() {
+        Some(parent) if is_mount_point(root, parent) => Err(Error::Config {
+            path: config.path.clone(),
+            message: format!(
+                "publish_root {} is a mount point, so partitions cannot be staged on its \
+                 file system outside it; set publish_root to a folder inside the mount \
+                 (e.g. {}/{}). Nothing was published",
+                root.display(),
+                root.display(),
+                config.product
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -77,6 +97,7 @@ pub struct Generation {
 
 /// The staging folder of run `run_id`, emptied of anything a crashed run left.
 pub fn fresh_staging(config: &Config, run_id: &str) -> Result<PathBuf> {
+    refuse_mount_point(config)?;
     let root = staging_root(config);
     remove_dir_all(&root)?;
     let dir = root.join(run_id);
