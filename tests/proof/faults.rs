@@ -142,13 +142,16 @@ fn read_only_publish_root() {
     let product = seeded(common::CONFIG);
     let before = common::tree(&product.publish);
     let manifest = product.manifest();
-    let Some(undo) = mount_read_only(&product.publish).or_else(|| immutable(&product.publish))
-    else {
+    // The folder holding the publish root (and, beside it, the staging area) goes
+    // read-only, as a volume remounted read-only would.
+    let lake = product.path().join("lake");
+    let Some(undo) = mount_read_only(&lake).or_else(|| immutable(&lake)) else {
         eprintln!("SKIPPED read_only_publish_root: neither a read-only bind mount nor chattr +i");
         return;
     };
     let out = product.run(&inputs().new);
-    assert_error_naming(&out, &product.publish, &product);
+    assert_error_naming(&out, &lake, &product);
+    assert!(stderr(&out).contains("Read-only") || stderr(&out).contains("not permitted"));
     eprintln!("read-only publish root: {}", stderr(&out).trim());
     drop(undo);
     assert!(
@@ -311,18 +314,31 @@ fn a_full_publish_root() {
 }
 
 #[test]
-fn a_publish_root_that_is_a_mount_point() {
-    // A dedicated volume mounted at the publish root: staging must live on it too, or
-    // every swap fails with EXDEV (CONTRACT.md §6.2: staging on the publish root's file
-    // system).
+fn a_publish_root_that_is_a_mount_point_is_refused_before_anything_is_written() {
+    // A dedicated volume mounted at the publish root: there is nowhere on its file system
+    // outside it to stage (CONTRACT.md §6.2); staging beside it made every swap fail with
+    // EXDEV after quarantine, staging inside it would be read by DuckDB and polars after
+    // a crash. Refused as a config error naming the root, nothing written there.
     let product = Product::new();
     let Some(_mount) = mount_tmpfs(&product.publish, "64m") else {
         eprintln!("SKIPPED a_publish_root_that_is_a_mount_point: tmpfs not permitted here");
         return;
     };
-    product.land(&inputs().old);
-    assert_eq!(product.snapshot().rows, inputs().old_data.rows);
-    converge(&product);
+    let out = product.run(&inputs().old);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    let message = stderr(&out);
+    assert!(message.contains("mount point"), "{message}");
+    assert!(
+        message.contains(&product.publish.display().to_string()),
+        "{message}"
+    );
+    assert_eq!(
+        fs::read_dir(&product.publish).unwrap().count(),
+        0,
+        "wrote in the root"
+    );
+    assert!(!product.staging().exists());
+    assert!(product.checkpoint("old.jsonl").is_none());
 }
 
 #[test]

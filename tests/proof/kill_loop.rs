@@ -104,7 +104,7 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
         // anywhere in the writing phase.
         let in_writes = rng.below(2) == 1;
         let span = if in_writes {
-            writes.mul_f64(1.5)
+            writes
         } else {
             duration.mul_f64(1.1)
         };
