@@ -29,10 +29,7 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("Enter", "plan the input (right pane: Plan, Raw, Ranked)"),
             ("r", "run: confirm, then land the selected input"),
             ("c", "cancel planning / indexing / ranking"),
-            (
-                "n N",
-                "next / previous reject (Raw), tie or conflict (Ranked)",
-            ),
+            ("n N", "next / previous reject (Raw) or tie (Ranked)"),
         ],
     ),
     (
@@ -45,14 +42,8 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
     (
         "Quarantine · History",
         &[
-            (
-                "Enter",
-                "an input's rejects → one raw line (masked, on screen)",
-            ),
-            (
-                "r",
-                "on a partition: restore the date's previous generation",
-            ),
+            ("Enter", "an input's rejects → one raw line (masked)"),
+            ("r", "restore a partition's previous generation"),
         ],
     ),
 ];

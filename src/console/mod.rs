@@ -31,6 +31,8 @@ pub mod view;
 pub mod workers;
 
 #[cfg(test)]
+mod escapes;
+#[cfg(test)]
 mod snapshots;
 
 use std::io::Stdout;

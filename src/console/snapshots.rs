@@ -1,1 +1,187 @@
+//! Every screen of the console as an insta snapshot, from a `TestBackend`, at 80×24 and
+//! 160×48. The screens come from driving the real [`Console`] with actions over a copy of
+//! the samples (fixed modification times); the only edits are to what is inherently
+//! time-dependent (a landing's duration, the progress of a landing caught mid-way), and
+//! the filters blank the run log's clock times.
 
+use std::path::Path;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::app::{Dialog, Finished, Task, View};
+use super::runtime::Console;
+use super::{Action, theme};
+use crate::config::Config;
+use crate::land::Progress;
+
+#[path = "../../tests/console/fixture.rs"]
+mod fixture;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+/// The screen as text.
+pub fn screen(console: &Console, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    console.draw(&mut terminal).expect("draw");
+    terminal.backend().to_string()
+}
+
+/// Snapshots the current screen at both sizes as `name_80x24` and `name_160x48`.
+fn snap(console: &mut Console, name: &str) {
+    for (width, height) in SIZES {
+        console.step(Action::Resize(width, height));
+        let text = screen(console, width, height);
+        // The run log's clock times, trash generation ids and durations; on these screens
+        // no input timestamp has the run log's `YYYY-MM-DD hh:mm:ss` form.
+        let clock = name.starts_with("history") || name.contains("restore");
+        // (A duration's width varies, so the padding after it goes too.)
+        let mut filters = vec![(r"\d+ ms +", "n ms "), (r"\d+ ms", "n ms")];
+        if clock {
+            filters.push((r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"));
+            filters.push((r"\d{8}T\d{6}\.\d{6}Z", "YYYYMMDDThhmmss.ffffffZ"));
+        }
+        insta::with_settings!({
+            filters => filters,
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(format!("{name}_{width}x{height}"), text);
+        });
+    }
+}
+
+fn open(dir: &Path) -> Console {
+    let config = Config::load(&fixture::copy_samples(dir)).expect("sample config");
+    let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+    settle(&mut console);
+    console
+}
+
+fn settle(console: &mut Console) {
+    assert!(
+        console.settle(std::time::Duration::from_secs(20)),
+        "workers did not finish"
+    );
+}
+
+fn steps(console: &mut Console, actions: impl IntoIterator<Item = Action>) {
+    for action in actions {
+        console.step(action);
+        settle(console);
+    }
+}
+
+#[test]
+fn every_screen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = open(dir.path());
+    snap(&mut c, "inbox_plan_new");
+    steps(&mut c, [Action::Down]);
+    snap(&mut c, "inbox_plan_rejects");
+    steps(
+        &mut c,
+        [Action::NextPane, Action::NextPane, Action::NextMark],
+    );
+    snap(&mut c, "raw");
+    steps(&mut c, [Action::NextPane, Action::Down]);
+    snap(&mut c, "ranked");
+    steps(
+        &mut c,
+        [
+            Action::Filter,
+            Action::Input('2'),
+            Action::Input('0'),
+            Action::Input('2'),
+        ],
+    );
+    snap(&mut c, "ranked_filter");
+    let back_to_plan = [
+        Action::Back,
+        Action::PrevPane,
+        Action::PrevPane,
+        Action::Back,
+    ];
+    steps(
+        &mut c,
+        back_to_plan.into_iter().chain([Action::Top, Action::Run]),
+    );
+    snap(&mut c, "confirm_run");
+
+    // A landing caught reading, then its result (its duration pinned).
+    let task = Task {
+        id: 0,
+        title: "landing 01-orders-2024-03-01.jsonl".into(),
+        progress: None,
+    };
+    let reading = Progress::Reading {
+        bytes: 200,
+        total: 434,
+    };
+    c.app.task = Some(Task {
+        progress: Some(reading),
+        ..task.clone()
+    });
+    let dialog = c.app.dialog.take();
+    snap(&mut c, "landing_progress");
+    let date = crate::contract::Date::parse("2024-03-01").expect("date");
+    c.app.task = Some(Task {
+        progress: Some(Progress::Swapping { date }),
+        ..task
+    });
+    snap(&mut c, "landing_swap");
+    c.app.task = None;
+    c.app.dialog = dialog;
+    steps(&mut c, [Action::Confirm]);
+    if let Some(Dialog::Result(Finished::Landed { duration_ms, .. })) = &mut c.app.dialog {
+        *duration_ms = 7;
+    }
+    snap(&mut c, "landing_result");
+
+    steps(&mut c, [Action::Back, Action::Bottom, Action::Run]);
+    snap(&mut c, "refusal");
+    steps(&mut c, [Action::Confirm]);
+    snap(&mut c, "refusal_result");
+
+    fixture::write_input(
+        dir.path(),
+        "04-late-fix.jsonl",
+        fixture::LATE_FIX.as_bytes(),
+        9,
+    );
+    steps(
+        &mut c,
+        [Action::Back, Action::Reload, Action::Bottom, Action::Run],
+    );
+    steps(&mut c, "shr".chars().map(Action::Input));
+    snap(&mut c, "confirm_shrink");
+    steps(
+        &mut c,
+        "ink"
+            .chars()
+            .map(Action::Input)
+            .chain([Action::Submit, Action::Back]),
+    );
+
+    steps(&mut c, [Action::Show(View::Quarantine)]);
+    snap(&mut c, "quarantine");
+    steps(&mut c, [Action::Down, Action::Open]);
+    snap(&mut c, "quarantine_rejects");
+    steps(&mut c, [Action::Open]);
+    snap(&mut c, "quarantine_raw_line");
+
+    steps(
+        &mut c,
+        [Action::Back, Action::Back, Action::Show(View::History)],
+    );
+    snap(&mut c, "history");
+    steps(&mut c, [Action::NextPane, Action::Run]);
+    snap(&mut c, "confirm_restore");
+    steps(&mut c, [Action::Confirm]);
+    snap(&mut c, "restore_result");
+
+    steps(
+        &mut c,
+        [Action::Back, Action::Show(View::Inbox), Action::Help],
+    );
+    snap(&mut c, "help");
+}

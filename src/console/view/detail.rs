@@ -262,10 +262,11 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         if *r == 1 && group.tie {
             why.push_str(" ⚖");
         }
-        spans.push(Span::styled(format!(" {why}"), style));
         if wide {
-            spans.push(Span::raw("  "));
+            spans.push(Span::styled(format!(" {why:<30}"), style));
             spans.push(text(&row.fields, t.muted));
+        } else {
+            spans.push(Span::styled(format!(" {why}"), style));
         }
         lines.push(mark(Line::from(spans), i == app.ranked.cursor, t.selected));
     }

@@ -49,7 +49,7 @@ pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(rejects) = &app.quarantine.rejects {
         let s = &rejects.summary;
         let title = Line::from(vec![
-            Span::styled(" Rejects of ", t.title),
+            Span::styled(format!(" {} rejects of ", rejects.records.len()), t.title),
             text(&s.input_name, t.title),
             Span::styled(
                 format!(
@@ -83,13 +83,7 @@ pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
                 Line::from(spans)
             })
             .collect();
-        let header = format!(
-            "{:>8}  {:<26} {:<18} event_id   ({} lines; Enter shows one raw line)",
-            "line",
-            "reason",
-            "field",
-            rejects.records.len()
-        );
+        let header = format!("{:>8}  {:<26} {:<18} event_id", "line", "reason", "field");
         table(app, frame, inner, header, rows, Some(rejects.cursor));
         return;
     }
@@ -230,42 +224,40 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .map(|p| {
             let mut spans = vec![Span::styled(
-                format!("event_date={}  {:>9} rows  ", p.date, p.rows),
+                format!("event_date={}{:>9} rows  ", p.date, p.rows),
                 t.text,
             )];
-            spans.extend(cell(
-                p.owner.as_deref().unwrap_or("owner unknown"),
-                name_width,
-                t.text,
-            ));
-            spans.push(Span::styled(
-                format!(
-                    "{:<12}  ",
-                    short(p.owner_sha256.as_deref().unwrap_or("–"), 12)
-                ),
-                t.muted,
-            ));
-            let trash = match (&p.previous, p.generations) {
-                (Some(previous), n) => {
-                    let owner = previous
-                        .owner
-                        .as_ref()
-                        .map_or("unknown", |o| o.input_name.as_str());
+            let owner = p.owner.as_deref().unwrap_or("owner unknown");
+            spans.extend(cell(owner, name_width, t.text));
+            if wide {
+                let sha = short(p.owner_sha256.as_deref().unwrap_or("–"), 12);
+                spans.push(Span::styled(format!("{sha:<12}  "), t.muted));
+            }
+            let trash = match &p.previous {
+                Some(previous) => {
+                    let owner = previous.owner.as_ref();
+                    let owner = owner.map_or("unknown", |o| o.input_name.as_str());
+                    let owner = crate::console::sanitize::clean(owner);
+                    let n = p.generations;
                     format!(
-                        "{n} in trash · previous: {} rows from {}",
-                        previous.rows,
-                        crate::console::sanitize::clean(owner)
+                        "{n} older · r brings back {} rows from {owner}",
+                        previous.rows
                     )
                 }
-                (None, _) => "no earlier generation".to_owned(),
+                None => "no earlier generation".to_owned(),
             };
             spans.push(Span::styled(trash, t.muted));
             Line::from(spans)
         })
         .collect();
+    let hash = if wide {
+        format!("{:<14}", "hash")
+    } else {
+        String::new()
+    };
     let header = format!(
-        "{:<22} {:>14}  {:<name_width$} {:<12}  trash",
-        "date", "", "owner", "hash"
+        "{:<21}{:>14}  {:<name_width$} {hash}trash",
+        "date", "rows", "owner"
     );
     let cursor = (h.pane == HistoryPane::Partitions).then_some(h.partition_cursor);
     table(app, frame, inner, header, rows, cursor);
