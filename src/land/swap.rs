@@ -74,6 +74,9 @@ pub enum SwapMethod {
     Exchange,
     /// The kernel has no exchange: old folder renamed aside, new one renamed in.
     TwoRenames,
+    /// The live partition already held these exact files (a rerun after a crash
+    /// between the swaps and the manifest): nothing was swapped or trashed.
+    Unchanged,
 }
 
 impl SwapMethod {
@@ -82,6 +85,7 @@ impl SwapMethod {
             SwapMethod::Rename => "rename",
             SwapMethod::Exchange => "exchange",
             SwapMethod::TwoRenames => "two_renames",
+            SwapMethod::Unchanged => "unchanged",
         }
     }
 }
@@ -134,6 +138,12 @@ pub fn swap_in(
     atomic::create_dir_all(&config.publish_root)?;
     let live = state::partition_dir(&config.publish_root, date);
     let io = |action, e| Error::io(&live, action, "check the publish root, then rerun", e);
+    if live.exists() && same_files(staged, &live)? {
+        // Swapping would trash a copy of these rows as the previous owner's generation
+        // (the manifest still names it), and `restore` would bring back the wrong rows.
+        remove_dir_all(staged)?;
+        return Ok(SwapMethod::Unchanged);
+    }
     let method = if !live.exists() {
         fs::rename(staged, &live).map_err(|e| io("rename the staged partition into place", e))?;
         SwapMethod::Rename
@@ -173,6 +183,49 @@ pub fn swap_in(
         to_trash(config, staged, date, generation_id, &record)?;
     }
     Ok(method)
+}
+
+/// Whether folders `a` and `b` hold the same file names with the same bytes.
+fn same_files(a: &Path, b: &Path) -> Result<bool> {
+    use std::io::Read;
+    let names = |dir: &Path| -> Result<Vec<(std::ffi::OsString, u64)>> {
+        let entries = fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, "list the partition", "check permissions", e))?;
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(dir, "list the partition", "check", e))?;
+            let len = entry.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+            out.push((entry.file_name(), len));
+        }
+        out.sort();
+        Ok(out)
+    };
+    let listing = names(a)?;
+    if listing != names(b)? {
+        return Ok(false);
+    }
+    let (mut left, mut right) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    for (name, _) in &listing {
+        let open = |dir: &Path| {
+            fs::File::open(dir.join(name))
+                .map_err(|e| Error::io(&dir.join(name), "read", "check permissions", e))
+        };
+        let (mut x, mut y) = (open(a)?, open(b)?);
+        loop {
+            let n = x
+                .read(&mut left)
+                .map_err(|e| Error::io(a, "read", "check the disk", e))?;
+            if n == 0 {
+                break;
+            }
+            y.read_exact(&mut right[..n])
+                .map_err(|e| Error::io(b, "read", "check the disk", e))?;
+            if left[..n] != right[..n] {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// The trash folder of `date`.
