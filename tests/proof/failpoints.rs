@@ -104,3 +104,32 @@ fn every_failpoint_leaves_a_state_a_rerun_converges_from() {
         common::assert_converged(&product, &new, "new.jsonl");
     }
 }
+
+#[test]
+fn restore_after_a_crash_and_rerun_brings_back_the_old_rows() {
+    // The crash swapped date 1 in (its old generation went to the trash) but not the
+    // manifest; the rerun must not trash a copy of the new rows as the old owner's
+    // generation, or `restore` brings back the new rows under the old name.
+    let inputs = inputs();
+    for stop in ["after_swap_1", "after_swaps"] {
+        let product = Product::new();
+        product.land(&inputs.old);
+        let old = product.snapshot();
+        let out = product
+            .cmd(&["run"])
+            .arg(&inputs.new)
+            .env("WHARF_FAILPOINT", stop)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.signal(), Some(6), "{}", common::text(&out));
+        product.land(&inputs.new);
+        for date in old.rows.keys() {
+            let out = product.cmd(&["restore", date, "--yes"]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", common::text(&out));
+        }
+        let restored = product.snapshot();
+        assert_eq!(restored.rows, old.rows, "{stop}: restore brought back other rows");
+        assert!(restored.files == old.files, "{stop}: restored bytes differ");
+        assert!(product.owners().values().all(|o| o == "old.jsonl"), "{stop}");
+    }
+}
