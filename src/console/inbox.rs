@@ -16,11 +16,12 @@ const PANES: [Pane; 4] = [Pane::List, Pane::Plan, Pane::Raw, Pane::Ranked];
 
 /// An action in the Inbox view.
 pub fn on_action(app: &mut App, action: Action) -> Vec<Effect> {
+    // Once the operator acts in this view, the cursor is theirs.
+    app.inbox.auto_cursor = false;
     let page = app.page();
     match app.pane {
         Pane::List => {
             if move_cursor(&mut app.inbox.cursor, app.inbox.rows.len(), &action, page) {
-                app.inbox.auto_cursor = false;
                 return select(app);
             }
         }
