@@ -128,8 +128,14 @@ fn restore_after_a_crash_and_rerun_brings_back_the_old_rows() {
             assert_eq!(out.status.code(), Some(0), "{}", common::text(&out));
         }
         let restored = product.snapshot();
-        assert_eq!(restored.rows, old.rows, "{stop}: restore brought back other rows");
+        assert_eq!(
+            restored.rows, old.rows,
+            "{stop}: restore brought back other rows"
+        );
         assert!(restored.files == old.files, "{stop}: restored bytes differ");
-        assert!(product.owners().values().all(|o| o == "old.jsonl"), "{stop}");
+        assert!(
+            product.owners().values().all(|o| o == "old.jsonl"),
+            "{stop}"
+        );
     }
 }
