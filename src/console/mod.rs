@@ -70,7 +70,7 @@ pub fn run(config: &Config, theme: Option<&str>) -> Result<u8> {
     console.step(Action::Resize(width, height));
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input(console.sender(), stop.clone())?;
-    let result = event_loop(&mut terminal, &mut console, &mut |_| {});
+    let result = event_loop(&mut terminal, &mut console, &mut |_, _| {});
     stop.store(true, Ordering::Relaxed);
     result.map(|()| exit::SUCCESS)
 }

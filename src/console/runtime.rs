@@ -329,19 +329,19 @@ impl Console {
 }
 
 /// Draws, waits for events, handles them, draws again, until the operator quits.
-/// `after_draw(input)` runs after each frame, `input` telling whether terminal input was
-/// handled since the previous one (the latency measurement uses it).
+/// `after_draw(app, input)` runs after each frame, `input` telling whether terminal input
+/// was handled since the previous one (the latency measurement uses it).
 pub fn event_loop<B: Backend>(
     terminal: &mut Terminal<B>,
     console: &mut Console,
-    after_draw: &mut dyn FnMut(bool),
+    after_draw: &mut dyn FnMut(&App, bool),
 ) -> Result<()> {
     let mut input = false;
     let mut dirty = true;
     loop {
         if dirty {
             console.draw(terminal)?;
-            after_draw(input);
+            after_draw(&console.app, input);
         }
         if console.app.quit {
             return Ok(());

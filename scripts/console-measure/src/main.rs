@@ -1,0 +1,177 @@
+//! Two figures for the console, in a release build:
+//!
+//! 1. time to first frame with 1,000 inputs in the inbox: from loading the config to the
+//!    first frame drawn (reading the inbox, the checkpoints, the quarantine, the run log
+//!    and the partitions, then one draw), median of 7 runs, with none and with all of the
+//!    inputs landed before (their checkpoints read, their hashes then computed in the
+//!    background);
+//! 2. key latency while a large input is planned: the real `event_loop` runs with a test
+//!    backend while the worker plans; another thread injects a key every 25-60 ms and
+//!    notes the time; the latency is from the injection to the end of the first frame
+//!    drawn after that key was handled.
+//!
+//! `console-measure BIG.jsonl` (generate it with `bench/gen_events.py`).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use wharf::config::Config;
+use wharf::console::app::PlanState;
+use wharf::console::{Action, Console, Event, event_loop, theme};
+
+const CONFIG: &str = r#"product = "orders"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+prohibited = ["email", "name", "payment_token"]
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+status     = { type = "string",    required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int",       required = false }
+courier_id = { type = "string",    required = false }
+city       = { type = "string",    required = false }
+"#;
+
+fn product(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir.join("inbox")).expect("inbox");
+    std::fs::write(dir.join("wharf.toml"), CONFIG).expect("config");
+    dir.join("wharf.toml")
+}
+
+fn main() {
+    let big = std::env::args().nth(1).expect("usage: console-measure BIG.jsonl");
+    let root = std::env::temp_dir().join(format!("wharf-measure-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    first_frame(&root.join("first-frame"));
+    key_latency(&root.join("latency"), Path::new(&big));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+fn first_frame(dir: &Path) {
+    let config_path = product(dir);
+    for i in 0..1000u64 {
+        let path = dir.join(format!("inbox/batch-{i:04}.jsonl"));
+        let line = format!("{{\"event_id\":\"e{i}\",\"order_id\":{i},\"status\":\"PAID\",\"updated_at\":\"2024-03-01T10:00:00Z\"}}\n");
+        std::fs::write(&path, line.repeat(20)).expect("write");
+        let file = std::fs::File::options().write(true).open(&path).expect("open");
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i)).expect("mtime");
+    }
+    let measure = |label: &str| {
+        let mut times: Vec<Duration> = (0..7)
+            .map(|_| {
+                let started = Instant::now();
+                let config = Config::load(&config_path).expect("config");
+                let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+                console.step(Action::Resize(160, 48));
+                let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+                console.draw(&mut terminal).expect("draw");
+                let elapsed = started.elapsed();
+                console.settle(Duration::from_secs(60));
+                elapsed
+            })
+            .collect();
+        times.sort();
+        println!(
+            "first frame, 1000 inputs, {label}: median {:.1} ms (min {:.1}, max {:.1}; 7 runs, 160x48)",
+            ms(times[3]),
+            ms(times[0]),
+            ms(times[6])
+        );
+    };
+    measure("none landed");
+    let config = Config::load(&config_path).expect("config");
+    for i in 0..1000u64 {
+        let name = format!("batch-{i:04}.jsonl");
+        let checkpoint = wharf::plan::Checkpoint {
+            product: "orders".into(),
+            input_name: name,
+            input_sha256: "0".repeat(64),
+            accepted_rows: 20,
+            rejected_rows: 0,
+            retries: 19,
+            keys: 1,
+            event_dates: vec!["2024-03-01".into()],
+            publish_root: config.publish_root.display().to_string(),
+            published_at: "2024-03-01T00:00:00Z".into(),
+            tool_version: "0.1.0".into(),
+        };
+        wharf::land::state::write_checkpoint(&config, &checkpoint).expect("checkpoint");
+    }
+    measure("all with a checkpoint");
+}
+
+fn key_latency(dir: &Path, big: &Path) {
+    let config_path = product(dir);
+    let input = dir.join("inbox/big.jsonl");
+    if std::fs::hard_link(big, &input).is_err() {
+        std::fs::copy(big, &input).expect("copy the big input");
+    }
+    let size = std::fs::metadata(&input).expect("size").len();
+    let config = Config::load(&config_path).expect("config");
+    let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+    console.step(Action::Resize(160, 48));
+    let planning_started = Instant::now();
+    let tx = console.sender();
+    let (frame_tx, frame_rx) = mpsc::channel::<(Instant, bool)>();
+    let injector = std::thread::spawn(move || {
+        let key = |code| Event::Terminal(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        let mut latencies = Vec::new();
+        let mut pause = 25u64;
+        loop {
+            std::thread::sleep(Duration::from_millis(pause));
+            pause = 25 + (pause * 7 + 13) % 36;
+            let sent = Instant::now();
+            tx.send(key(KeyCode::Char('?'))).expect("send");
+            let (drawn, still_planning) = frame_rx.recv().expect("a frame");
+            if !still_planning {
+                break;
+            }
+            latencies.push(drawn - sent);
+        }
+        tx.send(key(KeyCode::Char('q'))).expect("quit");
+        latencies
+    });
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let mut frames = 0u64;
+    let mut planned_at = None;
+    event_loop(&mut terminal, &mut console, &mut |app, input| {
+        frames += 1;
+        let planning = matches!(app.inbox.plan, PlanState::Running { .. });
+        if !planning && planned_at.is_none() {
+            planned_at = Some(planning_started.elapsed());
+        }
+        if input {
+            let _ = frame_tx.send((Instant::now(), planning));
+        }
+    })
+    .expect("event loop");
+    let mut latencies = injector.join().expect("injector");
+    latencies.sort();
+    let n = latencies.len();
+    assert!(n > 0, "the plan finished before any key was injected");
+    let plan = match &console.app.inbox.plan {
+        PlanState::Ready(plan) => format!("{} lines, {} keys, action {}", plan.counts.lines, plan.counts.keys, plan.action.code()),
+        other => format!("{other:?}"),
+    };
+    println!(
+        "key latency while planning {:.0} MB ({plan}; planned in {:.1} s, {frames} frames): {n} keys, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+        size as f64 / 1e6,
+        planned_at.unwrap_or_default().as_secs_f64(),
+        ms(latencies[n / 2]),
+        ms(latencies[n * 95 / 100]),
+        ms(latencies[n - 1])
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
