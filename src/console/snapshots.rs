@@ -27,8 +27,13 @@ pub fn screen(console: &Console, width: u16, height: u16) -> String {
     terminal.backend().to_string()
 }
 
-/// Snapshots the current screen at both sizes as `name_80x24` and `name_160x48`.
+/// Snapshots the current screen at both sizes as `name_80x24` and `name_160x48` (and
+/// draws it at tiny sizes, which must not panic).
 fn snap(console: &mut Console, name: &str) {
+    for (width, height) in [(1, 1), (24, 6), (40, 12)] {
+        console.step(Action::Resize(width, height));
+        screen(console, width, height);
+    }
     for (width, height) in SIZES {
         console.step(Action::Resize(width, height));
         let text = screen(console, width, height);

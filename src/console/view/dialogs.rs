@@ -173,7 +173,9 @@ fn dates(app: &App, plan: &Plan, arrow: &str) -> Vec<Line<'static>> {
 fn quarantine_path(app: &App, plan: &Plan) -> String {
     let folder = app.config.quarantine_root.join(&plan.input_sha256);
     let shown = shown_path(app, &folder);
-    let cut = shown.len().saturating_sub(plan.input_sha256.len() - 12);
+    let cut = shown
+        .len()
+        .saturating_sub(plan.input_sha256.len().saturating_sub(12));
     format!("{}…/", shown.get(..cut).unwrap_or(&shown))
 }
 

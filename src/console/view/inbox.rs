@@ -157,7 +157,7 @@ pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut lines = vec![Line::from(vec![
         Span::styled("sha256 ", t.muted),
-        Span::styled(short(&plan.input_sha256, 16).to_owned(), t.muted),
+        Span::styled(short(&plan.input_sha256, 16), t.muted),
     ])];
     let (verb, style) = match plan.action {
         Action::Publish => ("PUBLISH", t.ok),

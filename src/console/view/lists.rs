@@ -51,8 +51,8 @@ pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
         let title = Line::from(vec![
             Span::styled(format!(" {} rejects of ", rejects.records.len()), t.title),
             text(&s.input_name, t.title),
-            Span::styled(
-                format!(
+            text(
+                &format!(
                     " {} · {} {} ",
                     short(&s.input_sha256, 12),
                     s.action,

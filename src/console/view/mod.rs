@@ -218,9 +218,10 @@ pub fn shown_path(app: &App, path: &Path) -> String {
         .to_string()
 }
 
-/// The first `n` characters of a hash.
-pub fn short(sha: &str, n: usize) -> &str {
-    sha.get(..n).unwrap_or(sha)
+/// The first `n` characters of a hash, sanitized (a hash read back from a state file is
+/// text from a file like any other).
+pub fn short(sha: &str, n: usize) -> String {
+    clean(&sha.chars().take(n).collect::<String>()).into_owned()
 }
 
 /// A spinner frame for work in progress.
