@@ -13,8 +13,7 @@ use super::sanitize::ESC_MARK;
 use super::{Action, theme};
 use crate::config::Config;
 
-#[path = "../../tests/console/fixture.rs"]
-mod fixture;
+use super::fixture;
 
 const NAME: &str = "evil\u{1b}]52;c;ZXZpbA==\u{7}\u{9b}31m\u{202e}.jsonl";
 

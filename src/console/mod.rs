@@ -33,6 +33,9 @@ pub mod workers;
 #[cfg(test)]
 mod escapes;
 #[cfg(test)]
+#[path = "../../tests/console/fixture.rs"]
+mod fixture;
+#[cfg(test)]
 mod snapshots;
 
 use std::io::Stdout;

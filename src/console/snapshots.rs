@@ -15,8 +15,7 @@ use super::{Action, theme};
 use crate::config::Config;
 use crate::land::Progress;
 
-#[path = "../../tests/console/fixture.rs"]
-mod fixture;
+use super::fixture;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 

@@ -48,7 +48,9 @@ fn product(dir: &Path) -> PathBuf {
 }
 
 fn main() {
-    let big = std::env::args().nth(1).expect("usage: console-measure BIG.jsonl");
+    let big = std::env::args()
+        .nth(1)
+        .expect("usage: console-measure BIG.jsonl");
     let root = std::env::temp_dir().join(format!("wharf-measure-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     first_frame(&root.join("first-frame"));
@@ -60,10 +62,16 @@ fn first_frame(dir: &Path) {
     let config_path = product(dir);
     for i in 0..1000u64 {
         let path = dir.join(format!("inbox/batch-{i:04}.jsonl"));
-        let line = format!("{{\"event_id\":\"e{i}\",\"order_id\":{i},\"status\":\"PAID\",\"updated_at\":\"2024-03-01T10:00:00Z\"}}\n");
+        let line = format!(
+            "{{\"event_id\":\"e{i}\",\"order_id\":{i},\"status\":\"PAID\",\"updated_at\":\"2024-03-01T10:00:00Z\"}}\n"
+        );
         std::fs::write(&path, line.repeat(20)).expect("write");
-        let file = std::fs::File::options().write(true).open(&path).expect("open");
-        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i)).expect("mtime");
+        let file = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i))
+            .expect("mtime");
     }
     let measure = |label: &str| {
         let mut times: Vec<Duration> = (0..7)
@@ -159,7 +167,12 @@ fn key_latency(dir: &Path, big: &Path) {
     let n = latencies.len();
     assert!(n > 0, "the plan finished before any key was injected");
     let plan = match &console.app.inbox.plan {
-        PlanState::Ready(plan) => format!("{} lines, {} keys, action {}", plan.counts.lines, plan.counts.keys, plan.action.code()),
+        PlanState::Ready(plan) => format!(
+            "{} lines, {} keys, action {}",
+            plan.counts.lines,
+            plan.counts.keys,
+            plan.action.code()
+        ),
         other => format!("{other:?}"),
     };
     println!(

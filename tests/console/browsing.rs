@@ -1,0 +1,149 @@
+//! Browsing while work runs: cancelling a plan, the watcher, badges, the quarantine's raw
+//! line, the plan's date listing and the Ranked tab.
+
+use std::time::{Duration, Instant};
+
+use wharf::console::app::{Badge, PlanState, View};
+use wharf::console::{Action, Console};
+
+use crate::fixture;
+use crate::harness::{FIRST, LEAKY, Product, settle};
+
+#[test]
+fn planning_can_be_cancelled_and_keys_still_answer() {
+    let mut p = Product::samples();
+    let line = "{\"event_id\":\"e\",\"order_id\":1,\"status\":\"PAID\",\"updated_at\":\"2024-03-01T10:00:00Z\"}\n";
+    let big: String = (0..400_000)
+        .map(|i| line.replacen("\"e\"", &format!("\"e{i}\""), 1))
+        .collect();
+    fixture::write_input(p.dir.path(), "05-big.jsonl", big.as_bytes(), 10);
+    p.step_and_draw(Action::Reload);
+    p.console.step(Action::Bottom);
+    assert!(
+        matches!(p.console.app.inbox.plan, PlanState::Running { .. }),
+        "planning started"
+    );
+    p.console.step(Action::Help);
+    assert!(p.console.app.help, "keys answer while the worker plans");
+    p.console.step(Action::Help);
+    p.console.step(Action::Cancel);
+    let PlanState::Failed(why) = &p.console.app.inbox.plan else {
+        panic!("not cancelled")
+    };
+    assert!(why.contains("cancelled"), "{why}");
+    settle(&mut p.console);
+    assert!(
+        matches!(p.console.app.inbox.plan, PlanState::Failed(_)),
+        "a late result is dropped"
+    );
+    assert!(fixture::tree(&p.path("lake")).is_empty());
+}
+
+#[test]
+fn the_watcher_shows_a_file_renamed_into_the_inbox() {
+    let mut p = Product::samples();
+    p.console.watch().expect("watch");
+    let inbox = p.path("inbox");
+    let tmp = inbox.join("x.jsonl.tmp");
+    std::fs::write(&tmp, fixture::LATE_FIX).expect("write");
+    wait_for(&mut p.console, |c| {
+        row(c, "x.jsonl.tmp").is_some_and(|b| matches!(b, Badge::Ignored(_)))
+    });
+    std::fs::rename(&tmp, inbox.join("x.jsonl")).expect("rename");
+    wait_for(&mut p.console, |c| {
+        row(c, "x.jsonl") == Some(Badge::New) && row(c, "x.jsonl.tmp").is_none()
+    });
+}
+
+fn row(console: &Console, name: &str) -> Option<Badge> {
+    console
+        .app
+        .inbox
+        .rows
+        .iter()
+        .find(|r| r.entry.name == name)
+        .map(|r| r.badge)
+}
+
+/// Pumps the console's events until `done`, for at most five seconds.
+fn wait_for(console: &mut Console, done: impl Fn(&Console) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done(console) {
+        assert!(Instant::now() < deadline, "not seen within 5 s");
+        console.pump(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_changed_input_gets_its_badge_and_a_quarantine_line_only_for_the_same_bytes() {
+    let mut p = Product::samples();
+    p.select(LEAKY);
+    p.steps([Action::Run, Action::Confirm, Action::Back]);
+    let path = p.path(&format!("inbox/{LEAKY}"));
+    let mut bytes = std::fs::read(&path).expect("read");
+    bytes.extend_from_slice(fixture::LATE_FIX.as_bytes());
+    std::fs::write(&path, bytes).expect("write");
+    fixture::set_time(&path, 20);
+    p.step_and_draw(Action::Reload);
+    assert_eq!(
+        p.badge(LEAKY),
+        Badge::New,
+        "other bytes: no longer the refused ones"
+    );
+    let screen = p.steps([Action::Show(View::Quarantine), Action::Open, Action::Open]);
+    assert!(
+        screen.contains("no longer holds the quarantined bytes"),
+        "{screen}"
+    );
+    assert!(!screen.contains("a@example.com"));
+    p.steps([Action::Back, Action::Back, Action::Show(View::Inbox)]);
+    p.select(FIRST);
+    p.land_selected();
+    let first = p.path(&format!("inbox/{FIRST}"));
+    std::fs::write(&first, fixture::LATE_FIX).expect("write");
+    fixture::set_time(&first, 21);
+    p.step_and_draw(Action::Reload);
+    assert_eq!(p.badge(FIRST), Badge::Changed, "same name, new bytes");
+}
+
+#[test]
+fn the_plan_lists_every_date_of_a_too_many_dates_refusal() {
+    let mut p = Product::samples();
+    let days: String = ["01", "02", "03"]
+        .iter()
+        .map(|d| format!("{{\"event_id\":\"d{d}\",\"order_id\":1{d},\"status\":\"PAID\",\"updated_at\":\"2024-04-{d}T10:00:00Z\"}}\n"))
+        .collect();
+    fixture::write_input(p.dir.path(), "05-three-days.jsonl", days.as_bytes(), 9);
+    p.step_and_draw(Action::Reload);
+    p.select("05-three-days.jsonl");
+    let screen = p.step_and_draw(Action::Tick);
+    assert!(screen.contains("too_many_dates"), "{screen}");
+    for d in ["01", "02", "03"] {
+        let line = screen
+            .lines()
+            .find(|l| l.contains(&format!("event_date=2024-04-{d}")))
+            .expect("listed");
+        assert!(line.contains("one of 3 dates > max_dates 2"), "{line}");
+    }
+}
+
+#[test]
+fn ranked_jumps_to_the_next_tie_and_filters_by_key() {
+    let mut p = Product::samples();
+    let tie = "{\"event_id\":\"t1\",\"order_id\":7,\"status\":\"A\",\"updated_at\":\"2024-03-01T10:00:00Z\"}\n\
+               {\"event_id\":\"t2\",\"order_id\":7,\"status\":\"B\",\"updated_at\":\"2024-03-01T11:00:00+01:00\"}\n\
+               {\"event_id\":\"o1\",\"order_id\":3,\"status\":\"C\",\"updated_at\":\"2024-03-01T09:00:00Z\"}\n";
+    fixture::write_input(p.dir.path(), "06-tie.jsonl", tie.as_bytes(), 9);
+    p.step_and_draw(Action::Reload);
+    p.select("06-tie.jsonl");
+    p.steps([Action::NextPane, Action::NextPane, Action::NextPane]);
+    assert_eq!(p.console.app.ranked.cursor, 0);
+    let screen = p.step_and_draw(Action::NextMark);
+    assert_eq!(
+        p.console.app.ranked.cursor, 1,
+        "the first row of key 7, after key 3"
+    );
+    assert!(screen.contains("earlier arrival"), "{screen}");
+    let screen = p.steps([Action::Filter, Action::Input('3'), Action::Submit]);
+    assert_eq!(p.console.app.ranked.rows.len(), 1, "{screen}");
+}

@@ -1,0 +1,119 @@
+//! The harness: a copy of the samples with a console over it, driven by actions or keys,
+//! drawn after each step.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use wharf::config::Config;
+use wharf::console::app::{Badge, Dialog, Finished};
+use wharf::console::{Action, Console, Event, theme};
+use wharf::land::RunStatus;
+
+use crate::fixture;
+
+pub struct Product {
+    pub dir: tempfile::TempDir,
+    pub console: Console,
+}
+
+impl Product {
+    pub fn samples() -> Product {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = Config::load(&fixture::copy_samples(dir.path())).expect("config");
+        let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+        settle(&mut console);
+        Product { dir, console }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Applies `action`, waits for the work it started, draws; returns the screen.
+    pub fn step_and_draw(&mut self, action: Action) -> String {
+        self.console.step(action);
+        settle(&mut self.console);
+        let mut terminal = Terminal::new(TestBackend::new(120, 36)).expect("terminal");
+        self.console.draw(&mut terminal).expect("draw");
+        terminal.backend().to_string()
+    }
+
+    pub fn steps(&mut self, actions: impl IntoIterator<Item = Action>) -> String {
+        actions
+            .into_iter()
+            .map(|a| self.step_and_draw(a))
+            .last()
+            .unwrap_or_default()
+    }
+
+    /// A key through the keymap, as the terminal would send it.
+    pub fn key(&mut self, code: KeyCode) -> String {
+        let event = TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE));
+        self.console.handle(Event::Terminal(event));
+        self.step_and_draw(Action::Tick)
+    }
+
+    pub fn select(&mut self, name: &str) {
+        self.console.step(Action::Top);
+        while self.current() != name {
+            let before = self.console.app.inbox.cursor;
+            self.console.step(Action::Down);
+            assert_ne!(
+                before, self.console.app.inbox.cursor,
+                "{name} is not in the inbox"
+            );
+        }
+        settle(&mut self.console);
+    }
+
+    pub fn current(&self) -> String {
+        self.console
+            .app
+            .current()
+            .map(|r| r.entry.name.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn badge(&self, name: &str) -> Badge {
+        let row = self
+            .console
+            .app
+            .inbox
+            .rows
+            .iter()
+            .find(|r| r.entry.name == name);
+        row.map(|r| r.badge).expect("in the inbox")
+    }
+
+    pub fn lake(&self) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        fixture::tree(&self.path("lake/orders"))
+    }
+
+    pub fn checkpoint(&self, input: &str) -> PathBuf {
+        self.path(&format!("state/orders/checkpoints/{input}.json"))
+    }
+
+    /// Lands the selected input through `r`, `y`.
+    pub fn land_selected(&mut self) -> RunStatus {
+        self.steps([Action::Run, Action::Confirm]);
+        let Some(Dialog::Result(Finished::Landed { status, .. })) = &self.console.app.dialog else {
+            panic!("no landing result: {:?}", self.console.app.dialog);
+        };
+        let status = *status;
+        self.step_and_draw(Action::Back);
+        status
+    }
+}
+
+pub fn settle(console: &mut Console) {
+    assert!(
+        console.settle(Duration::from_secs(30)),
+        "workers did not finish"
+    );
+}
+
+pub const FIRST: &str = "01-orders-2024-03-01.jsonl";
+pub const LEAKY: &str = "03-leaky-export.jsonl";

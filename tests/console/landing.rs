@@ -1,0 +1,198 @@
+//! Landing through the console: confirm, cancel, refuse, the typed shrink, restore.
+
+use crossterm::event::KeyCode;
+use wharf::console::Action;
+use wharf::console::app::{Badge, Dialog, Finished, PlanState, View};
+use wharf::land::RunStatus;
+use wharf::plan::Action as PlanAction;
+
+use crate::fixture;
+use crate::harness::{FIRST, LEAKY, Product};
+
+#[test]
+fn select_plan_confirm_lands_the_partition() {
+    let mut p = Product::samples();
+    assert_eq!(
+        p.current(),
+        FIRST,
+        "the cursor starts on the oldest input not landed"
+    );
+    let PlanState::Ready(plan) = &p.console.app.inbox.plan else {
+        panic!("no plan")
+    };
+    assert_eq!(plan.action, PlanAction::Publish);
+    let screen = p.key(KeyCode::Char('r'));
+    assert!(
+        screen.contains("Land 01-orders-2024-03-01.jsonl?"),
+        "{screen}"
+    );
+    assert!(p.lake().is_empty(), "nothing written before y");
+    let screen = p.key(KeyCode::Char('y'));
+    assert!(screen.contains("Published 3 rows"), "{screen}");
+    let part = p.path("lake/orders/event_date=2024-03-01/part-00000.parquet");
+    assert!(part.is_file(), "the partition is published");
+    assert!(p.checkpoint(FIRST).is_file(), "the checkpoint is written");
+    assert_eq!(p.badge(FIRST), Badge::Landed);
+    p.key(KeyCode::Esc);
+    assert!(p.console.app.dialog.is_none());
+    assert_eq!(
+        p.console.app.plan().map(|plan| plan.action),
+        Some(PlanAction::Skip),
+        "planned again: a rerun skips"
+    );
+}
+
+#[test]
+fn n_and_esc_cancel_and_write_nothing() {
+    let mut p = Product::samples();
+    for cancel in [KeyCode::Char('n'), KeyCode::Esc] {
+        p.key(KeyCode::Char('r'));
+        assert!(matches!(
+            p.console.app.dialog,
+            Some(Dialog::ConfirmRun { .. })
+        ));
+        let screen = p.key(cancel);
+        assert!(
+            p.console.app.dialog.is_none(),
+            "{cancel:?} closes the dialog"
+        );
+        assert!(
+            screen.contains("cancelled; nothing was written"),
+            "{screen}"
+        );
+    }
+    for root in ["lake", "state", "quarantine"] {
+        assert!(fixture::tree(&p.path(root)).is_empty(), "{root} untouched");
+    }
+    assert_eq!(p.badge(FIRST), Badge::New);
+}
+
+#[test]
+fn a_refusal_writes_quarantine_only() {
+    let mut p = Product::samples();
+    assert_eq!(p.land_selected(), RunStatus::Published);
+    let lake = p.lake();
+    let checkpoint = std::fs::read(p.checkpoint(FIRST)).expect("checkpoint");
+    p.select(LEAKY);
+    let screen = p.step_and_draw(Action::Run);
+    assert!(
+        screen.contains("will be refused") && screen.contains("prohibited_field"),
+        "{screen}"
+    );
+    assert!(screen.contains("quarantine only"), "{screen}");
+    p.step_and_draw(Action::Confirm);
+    let Some(Dialog::Result(Finished::Landed { status, plan, .. })) = &p.console.app.dialog else {
+        panic!("no result");
+    };
+    assert_eq!(*status, RunStatus::Refused);
+    let sha = plan.input_sha256.clone();
+    assert_eq!(
+        p.lake(),
+        lake,
+        "every published partition byte-for-byte unchanged"
+    );
+    assert_eq!(
+        std::fs::read(p.checkpoint(FIRST)).expect("checkpoint"),
+        checkpoint
+    );
+    assert!(!p.checkpoint(LEAKY).exists(), "no checkpoint for a refusal");
+    let summary = std::fs::read_to_string(p.path(&format!("quarantine/orders/{sha}/summary.json")))
+        .expect("summary");
+    assert!(summary.contains("\"refused\""), "{summary}");
+    assert!(
+        !summary.contains("a@example.com"),
+        "never a value in quarantine"
+    );
+    assert_eq!(p.badge(LEAKY), Badge::Refused);
+}
+
+#[test]
+fn a_shrink_lands_only_after_typing_shrink() {
+    let mut p = Product::samples();
+    p.land_selected();
+    fixture::write_input(
+        p.dir.path(),
+        "04-late-fix.jsonl",
+        fixture::LATE_FIX.as_bytes(),
+        9,
+    );
+    p.step_and_draw(Action::Reload);
+    p.select("04-late-fix.jsonl");
+    let lake = p.lake();
+    let screen = p.step_and_draw(Action::Run);
+    assert!(
+        screen.contains("would shrink published dates") && screen.contains("3 → 1 rows"),
+        "{screen}"
+    );
+    p.steps([Action::Input('y'), Action::Submit]);
+    assert!(
+        matches!(p.console.app.dialog, Some(Dialog::ConfirmShrink { .. })),
+        "y is not enough"
+    );
+    p.step_and_draw(Action::Back);
+    assert!(p.console.app.dialog.is_none(), "Esc cancels");
+    assert_eq!(p.lake(), lake, "nothing landed yet");
+    p.step_and_draw(Action::Run);
+    for c in "shrink".chars() {
+        p.key(KeyCode::Char(c));
+    }
+    let screen = p.key(KeyCode::Enter);
+    assert!(screen.contains("allowed the shrink"), "{screen}");
+    assert_ne!(p.lake(), lake, "the date was replaced");
+    assert!(p.checkpoint("04-late-fix.jsonl").is_file());
+    let manifest =
+        std::fs::read_to_string(p.path("state/orders/partitions.json")).expect("manifest");
+    assert!(manifest.contains("04-late-fix.jsonl"), "{manifest}");
+}
+
+#[test]
+fn restore_brings_back_the_trash_generation() {
+    let mut p = Product::samples();
+    p.land_selected();
+    let original = p.lake();
+    fixture::write_input(
+        p.dir.path(),
+        "04-late-fix.jsonl",
+        fixture::LATE_FIX.as_bytes(),
+        9,
+    );
+    p.step_and_draw(Action::Reload);
+    p.select("04-late-fix.jsonl");
+    p.step_and_draw(Action::Run);
+    p.steps(
+        "shrink"
+            .chars()
+            .map(Action::Input)
+            .chain([Action::Submit, Action::Back]),
+    );
+    let replaced = p.lake();
+    assert_ne!(replaced, original);
+    let screen = p.steps([Action::Show(View::History), Action::NextPane, Action::Run]);
+    assert!(
+        screen.contains("Restore event_date=2024-03-01?"),
+        "{screen}"
+    );
+    p.step_and_draw(Action::Decline);
+    assert_eq!(p.lake(), replaced, "n restores nothing");
+    p.steps([Action::Run, Action::Confirm]);
+    assert!(
+        matches!(
+            p.console.app.dialog,
+            Some(Dialog::Result(Finished::Restored(_)))
+        ),
+        "{:?}",
+        p.console.app.dialog
+    );
+    assert_eq!(p.lake(), original, "the first generation's bytes are back");
+    let manifest =
+        std::fs::read_to_string(p.path("state/orders/partitions.json")).expect("manifest");
+    assert!(
+        manifest.contains(FIRST) && !manifest.contains("04-late-fix"),
+        "{manifest}"
+    );
+    let trash = fixture::tree(&p.path("state/orders/trash/event_date=2024-03-01"));
+    assert!(
+        trash.keys().any(|k| k.ends_with("generation.json")),
+        "the replaced one is in the trash"
+    );
+}
