@@ -7,11 +7,10 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
 use smallvec::SmallVec;
 
 use super::LineReason;
-use super::json::{self, Parsed};
+use super::json::{self, Kind, Parsed, Raw};
 use super::schema::{FieldType, Schema, UnknownFields};
 use super::timestamp::{self, Instant, TimestampError};
 
@@ -105,8 +104,7 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
     };
 
     // One pass: each member's declared field, and the first key seen twice.
-    let mut slots: SmallVec<[Option<&RawValue>; 16]> =
-        SmallVec::from_elem(None, schema.fields.len());
+    let mut slots: SmallVec<[Option<Raw<'_>>; 16]> = SmallVec::from_elem(None, schema.fields.len());
     let mut unknown: Option<&str> = None;
     let mut duplicate: Option<&str> = None;
     for (name, value) in members {
@@ -141,7 +139,7 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
 
     // Keys are now unique and all declared: one raw value (or none) per declared field.
     for slot in &mut slots {
-        *slot = slot.filter(|v| v.get() != "null");
+        *slot = slot.filter(|v| v.kind() != Kind::Null);
     }
     for (field, value) in schema.fields.iter().zip(&slots) {
         if field.required && value.is_none() {
@@ -202,10 +200,11 @@ fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -
 }
 
 /// A JSON integer that fits i64; `1.0`, `1e2`, `"1"`, `true` are not.
-fn int_value(raw: &RawValue) -> Option<i64> {
-    let text = raw.get();
-    let is_integer = text.bytes().all(|b| b.is_ascii_digit() || b == b'-');
-    if is_integer { text.parse().ok() } else { None }
+fn int_value(raw: &Raw<'_>) -> Option<i64> {
+    match raw.kind() {
+        Kind::Number { integer: true } => raw.get().parse().ok(),
+        _ => None,
+    }
 }
 
 /// The line's event id as text, when it is present and of its declared type.
