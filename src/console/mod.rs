@@ -68,13 +68,18 @@ pub fn run(config: &Config, theme: Option<&str>) -> Result<u8> {
             .warn(format!("the inbox is not watched ({e}); R reads it again"));
     }
     let mut terminal = enter()?;
-    let _restore = Restore;
+    let restore_guard = Restore;
     let (width, height) = crossterm::terminal::size().unwrap_or((80, 24));
     console.step(Action::Resize(width, height));
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input(console.sender(), stop.clone())?;
     let result = event_loop(&mut terminal, &mut console, &mut |_, _| {});
     stop.store(true, Ordering::Relaxed);
+    drop(terminal);
+    drop(restore_guard);
+    // The process ends next: freeing a ranked view of millions of rows would only delay
+    // the prompt, so the model is left to the OS.
+    std::mem::forget(console);
     result.map(|()| exit::SUCCESS)
 }
 

@@ -10,6 +10,7 @@ use super::{bar, cut, mark, scroll, size, spinner, text};
 use crate::console::app::{App, Loading};
 use crate::console::ranked::Note;
 use crate::console::raw::{LineOutcome, RawLine};
+use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
 
 /// A tab's data still loading or failed, drawn; `true` when it was.
@@ -193,18 +194,24 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
             crate::console::sanitize::clean(&app.ranked.filter)
         )
     };
+    // Columns by width: the other fields (the status) from 90, the event id from 125.
     let wide = area.width >= 90;
+    let widest = area.width >= 125;
+    let iw = if wide { 24 } else { 20 };
     let tiebreak = ranked.tiebreak.as_deref().unwrap_or("tiebreak");
     let mut columns = format!(
-        "{:<10} {:>4} {:<21} {:>6} {:>6}",
+        "{:<10} {:>4} {:<iw$} {:>6} {:>6}",
         "key",
         "rank",
         ranked.order_by,
         cut(tiebreak, 6, t.text).content,
         "line"
     );
-    if wide {
+    if widest {
         columns.push_str(&format!(" {:<10}", "event_id"));
+    }
+    if wide {
+        columns.push_str(&format!(" {:<20}", "fields"));
     }
     columns.push_str(" why");
     frame.render_widget(
@@ -247,27 +254,30 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         let mut spans = vec![
             Span::styled(format!("{key:<10} "), t.title),
             Span::styled(
-                format!("{rank:>4} {:<21} {seq:>6} {:>6}", row.instant, row.line),
+                format!(
+                    "{rank:>4} {:<iw$} {seq:>6} {:>6}",
+                    clean_cut(&row.instant, iw),
+                    row.line
+                ),
                 style,
             ),
         ];
+        let mut cell = |value: &str, width: usize, style| {
+            let shown = cut(value, width, style);
+            let pad = width.saturating_sub(shown.content.chars().count());
+            spans.extend([Span::raw(" "), shown, Span::raw(" ".repeat(pad))]);
+        };
+        if widest {
+            cell(&row.event_id, 10, style);
+        }
         if wide {
-            spans.push(Span::raw(" "));
-            let id = cut(&row.event_id, 10, style);
-            let pad = 10usize.saturating_sub(id.content.chars().count());
-            spans.push(id);
-            spans.push(Span::raw(" ".repeat(pad)));
+            cell(&row.fields, 20, t.muted);
         }
         let mut why = row.note.describe();
         if *r == 1 && group.tie {
             why.push_str(" ⚖");
         }
-        if wide {
-            spans.push(Span::styled(format!(" {why:<30}"), style));
-            spans.push(text(&row.fields, t.muted));
-        } else {
-            spans.push(Span::styled(format!(" {why}"), style));
-        }
+        spans.push(Span::styled(format!(" {why}"), style));
         lines.push(mark(Line::from(spans), i == app.ranked.cursor, t.selected));
     }
     frame.render_widget(Paragraph::new(lines), body);

@@ -13,7 +13,7 @@ use crate::console::theme::Theme;
 use crate::plan::{Action, DatePlan, Plan, Refusal};
 
 pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
-    let left = (area.width * 7 / 20).max(32).min(area.width / 2);
+    let left = (area.width * 3 / 10).max(32).min(area.width / 2);
     let [list, detail] =
         Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(area);
     draw_list(app, frame, list);
