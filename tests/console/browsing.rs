@@ -147,3 +147,24 @@ fn ranked_jumps_to_the_next_tie_and_filters_by_key() {
     let screen = p.steps([Action::Filter, Action::Input('3'), Action::Submit]);
     assert_eq!(p.console.app.ranked.rows.len(), 1, "{screen}");
 }
+
+#[test]
+fn the_cursor_starts_on_the_oldest_input_not_landed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config_path = fixture::copy_samples(dir.path());
+    let config = wharf::config::Config::load(&config_path).expect("config");
+    let first = dir.path().join(format!("inbox/{FIRST}"));
+    let options = wharf::plan::DecideOptions::default();
+    wharf::land::run(&config, &first, options, &mut |_| true).expect("land the first");
+    let theme = wharf::console::theme::embedded("dark");
+    let mut console = Console::new(config, theme, Vec::new());
+    settle(&mut console);
+    let rows = &console.app.inbox.rows;
+    assert_eq!(
+        rows[0].badge,
+        Badge::Landed,
+        "its hash matches its checkpoint"
+    );
+    let current = console.app.current().map(|r| r.entry.name.clone());
+    assert_eq!(current.as_deref(), Some("02-courier-burst.jsonl"));
+}
