@@ -88,6 +88,8 @@ pub struct InboxState {
     /// The input whose plan (and raw / ranked data) the right side shows.
     pub selected: Option<PathBuf>,
     pub plan: PlanState,
+    /// Lines the Plan tab is scrolled down by.
+    pub plan_scroll: u16,
     /// Known hashes by path, with the stamp they were computed at.
     pub hashes: HashMap<PathBuf, (Stamp, String)>,
     /// Checkpoint hash by input name, and quarantine action by hash, from the last reload.

@@ -41,7 +41,15 @@ pub fn on_action(app: &mut App, action: Action) -> Vec<Effect> {
                 return Vec::new();
             }
         }
-        Pane::Plan => {}
+        Pane::Plan => {
+            // About as many lines as the plan shows: its dates and a dozen more.
+            let lines = app.plan().map_or(1, |p| p.dates.len() + 12);
+            let mut scroll = usize::from(app.inbox.plan_scroll);
+            if move_cursor(&mut scroll, lines, &action, page) {
+                app.inbox.plan_scroll = scroll as u16;
+                return Vec::new();
+            }
+        }
     }
     match action {
         Action::NextPane | Action::PrevPane => {
@@ -164,6 +172,7 @@ pub fn select(app: &mut App) -> Vec<Effect> {
         ..RankedState::default()
     };
     app.inbox.plan = PlanState::None;
+    app.inbox.plan_scroll = 0;
     if ignored {
         return effects;
     }

@@ -38,7 +38,9 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         Pane::Raw => super::detail::raw(app, frame, inner),
         Pane::Ranked => super::detail::ranked(app, frame, inner),
         _ => frame.render_widget(
-            Paragraph::new(plan_lines(app)).wrap(Wrap { trim: false }),
+            Paragraph::new(plan_lines(app))
+                .wrap(Wrap { trim: false })
+                .scroll((app.inbox.plan_scroll, 0)),
             inner,
         ),
     }
