@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 
 pub(crate) const CHUNK: usize = 1 << 20;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// The longest file name Linux file systems take, in bytes.
+const NAME_MAX: usize = 255;
+/// An input's checkpoint is `<name>.json` (CONTRACT.md §7), so its name must leave room.
+const CHECKPOINT_SUFFIX: &str = ".json";
 
 /// An input file opened for reading.
 #[derive(Debug)]
@@ -55,6 +59,15 @@ pub fn open(path: &Path) -> Result<Input> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| fail("has no file name"))?;
+    if name.len() + CHECKPOINT_SUFFIX.len() > NAME_MAX {
+        return Err(fail(&format!(
+            "its name is {} bytes, so its checkpoint file name ({CHECKPOINT_SUFFIX} appended) \
+             would exceed the file-system limit of {NAME_MAX} bytes; nothing was written. \
+             Rename the input to at most {} bytes and land it again",
+            name.len(),
+            NAME_MAX - CHECKPOINT_SUFFIX.len()
+        )));
+    }
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::PermissionDenied => {
             fail("permission denied; make the file readable by this user")
