@@ -237,26 +237,26 @@ pub fn trash_dir(config: &Config, date: Date) -> PathBuf {
 }
 
 /// Moves the replaced generation at `from` into the trash and prunes old generations.
+/// Its record goes into `from` first, so a generation shows in the trash whole (files and
+/// `generation.json`) or not at all.
 fn to_trash(config: &Config, from: &Path, date: Date, id: &str, record: &Generation) -> Result<()> {
     let folder = trash_dir(config, date);
     atomic::create_dir_all(&folder)?;
-    let target = folder.join(id);
-    move_dir(from, &target)?;
-    atomic::write_atomic(
-        &target.join("generation.json"),
-        &state::pretty(record),
-        0o644,
-    )?;
+    atomic::write_atomic(&from.join("generation.json"), &state::pretty(record), 0o644)?;
+    move_dir(from, &folder.join(id))?;
     atomic::sync_dir(&folder)?;
     let mut generations = generations(config, date)?;
     while generations.len() > config.keep_generations {
         let oldest = generations.remove(0);
         remove_dir_all(&oldest)?;
     }
+    for stale in hidden_entries(&folder) {
+        let _ = fs::remove_dir_all(&stale); // best effort: a copy a crashed run left
+    }
     Ok(())
 }
 
-/// The trash generations of `date`, oldest first.
+/// The trash generations of `date`, oldest first (hidden names are copies in progress).
 pub fn generations(config: &Config, date: Date) -> Result<Vec<PathBuf>> {
     let folder = trash_dir(config, date);
     let entries = match fs::read_dir(&folder) {
@@ -265,11 +265,24 @@ pub fn generations(config: &Config, date: Date) -> Result<Vec<PathBuf>> {
         Err(e) => return Err(Error::io(&folder, "list the trash", "check permissions", e)),
     };
     let mut out: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
         .filter(|p| p.is_dir())
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// The entries of `folder` whose names start with `.`.
+fn hidden_entries(folder: &Path) -> Vec<PathBuf> {
+    fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect()
 }
 
 /// Reads a generation's record.
@@ -283,12 +296,31 @@ pub fn read_generation(folder: &Path) -> Result<Generation> {
     })
 }
 
-/// Renames `from` to `to`, copying across file systems when a rename cannot.
+/// Renames `from` to `to`, copying across file systems when a rename cannot. A copy is
+/// made under a hidden temporary name and renamed to `to` only once complete and
+/// fsynced, so a full disk or a crash never leaves a half-copied folder under `to`'s name.
 pub fn move_dir(from: &Path, to: &Path) -> Result<()> {
     match fs::rename(from, to) {
         Ok(()) => Ok(()),
         Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {
-            copy_dir(from, to)?;
+            let name = to.file_name().unwrap_or_default().to_string_lossy();
+            let temp = to.with_file_name(format!(".{name}.partial"));
+            remove_dir_all(&temp)?;
+            let copied = copy_dir(from, &temp).and_then(|()| {
+                fs::rename(&temp, to).map_err(|e| {
+                    Error::io(
+                        to,
+                        "rename the copied folder into place",
+                        "check the disk",
+                        e,
+                    )
+                })
+            });
+            if copied.is_err() {
+                let _ = fs::remove_dir_all(&temp); // the copy's error is the one to report
+            }
+            copied?;
+            atomic::sync_dir(to.parent().unwrap_or(Path::new(".")))?;
             remove_dir_all(from)
         }
         Err(e) => Err(Error::io(
@@ -311,7 +343,7 @@ pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         let target = to.join(entry.file_name());
         fs::copy(entry.path(), &target)
             .and_then(|_| fs::File::open(&target)?.sync_all())
-            .map_err(|e| Error::io(&target, "copy the file", "check free space", e))?;
+            .map_err(|e| Error::io(&target, "copy the file", "check free space, then rerun", e))?;
     }
     atomic::sync_dir(to)
 }

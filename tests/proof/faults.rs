@@ -361,8 +361,77 @@ fn a_full_state_root() {
         stderr(&out)
     );
     common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
+    assert_trash_whole(&product);
     fs::remove_file(filler).unwrap();
     converge(&product);
+    assert_trash_whole(&product);
+}
+
+#[test]
+fn a_full_trash_on_another_file_system_leaves_no_half_copied_generation() {
+    // The state root on its own (full) file system: the replaced generation is copied
+    // into the trash, and the copy fails. No generation folder may be left without its
+    // generation.json: restore would pick it as the newest and fail (or bring back part
+    // of a day).
+    let product = Product::new();
+    let Some(_mount) = mount_tmpfs(&product.path().join("state"), "2m") else {
+        eprintln!("SKIPPED a_full_trash_on_another_file_system: tmpfs not permitted here");
+        return;
+    };
+    product.land(&inputs().old);
+    let filler = fill(&product.path().join("state"));
+    let out = product.run(&inputs().new);
+    assert_error_naming(&out, &product.state.join("trash"), &product);
+    assert!(stderr(&out).contains("No space left on device"));
+    assert_trash_whole(&product);
+    fs::remove_file(filler).unwrap();
+    converge(&product);
+    assert_trash_whole(&product);
+    // The date the rerun swapped has its old generation in the trash, whole: restorable.
+    let last = inputs().old_data.rows.keys().last().unwrap().clone();
+    let out = product.cmd(&["restore", &last, "--yes"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out));
+    assert_eq!(
+        product.snapshot().rows[&last],
+        inputs().old_data.rows[&last]
+    );
+}
+
+/// Every generation in the trash is whole: a folder holding `generation.json` and its
+/// Parquet files, nothing hidden (a copy in progress) left beside it.
+fn assert_trash_whole(product: &Product) {
+    let Ok(dates) = fs::read_dir(product.state.join("trash")) else {
+        return;
+    };
+    for date in dates {
+        for generation in fs::read_dir(date.unwrap().path()).unwrap() {
+            let path = generation.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                !name.starts_with('.'),
+                "left in the trash: {}",
+                path.display()
+            );
+            assert!(
+                path.join("generation.json").is_file(),
+                "a generation without its record: {}",
+                path.display()
+            );
+            let record = common::read_json(&path.join("generation.json")).unwrap();
+            let rows: usize = fs::read_dir(&path)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+                .map(|p| common::parquet_rows(&p).len())
+                .sum();
+            assert_eq!(
+                Some(rows as u64),
+                record["rows"].as_u64(),
+                "{}",
+                path.display()
+            );
+        }
+    }
 }
 
 #[test]
