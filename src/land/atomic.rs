@@ -1,11 +1,14 @@
 //! Durable file-system steps: [`write_atomic`] (temp file, fsync, rename, fsync folder)
-//! and [`sync_dir`]. Every published or state file goes through these.
+//! and [`sync_dir`]; [`write_all`], [`sync_file`] and [`rename`] are the plain calls with
+//! the test-only fault hook ([`failpoint::fault`]) in front. Every published or state
+//! file goes through these.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::land::failpoint::{self, Op};
 
 /// Writes `bytes` to `path` so a reader or a crash sees the old file or the new one,
 /// never a part. The file is created with mode `mode`.
@@ -26,19 +29,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         )
     };
     let mut file = create(&temp, mode).map_err(|e| io("create a temporary file", e))?;
-    file.write_all(bytes).map_err(|e| io("write", e))?;
-    file.sync_all().map_err(|e| io("fsync", e))?;
+    let written = write_all(&mut file, bytes)
+        .map_err(|e| io("write", e))
+        .and_then(|()| sync_file(&file).map_err(|e| io("fsync", e)));
     drop(file);
-    fs::rename(&temp, path).map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        Error::io(
-            path,
-            "rename a temporary file into place",
-            "check the disk and permissions",
-            e,
-        )
-    })?;
+    let renamed = written.and_then(|()| {
+        rename(&temp, path).map_err(|e| {
+            Error::io(
+                path,
+                "rename a temporary file into place",
+                "check the disk and permissions, then rerun",
+                e,
+            )
+        })
+    });
+    if renamed.is_err() {
+        let _ = fs::remove_file(&temp); // the error is the one to report
+    }
+    renamed?;
     sync_dir(folder)
+}
+
+/// `file.write_all(bytes)`, behind the fault hook.
+pub fn write_all(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    failpoint::fault(Op::Write)?;
+    file.write_all(bytes)
+}
+
+/// `file.sync_all()`, behind the fault hook.
+pub fn sync_file(file: &File) -> std::io::Result<()> {
+    failpoint::fault(Op::Fsync)?;
+    file.sync_all()
+}
+
+/// `fs::rename(from, to)`, behind the fault hook.
+pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    failpoint::fault(Op::Rename)?;
+    fs::rename(from, to)
 }
 
 /// Creates (truncating) `path` with permission bits `mode`.
@@ -55,7 +82,7 @@ pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
 /// fsyncs a folder so renames and creations inside it are durable.
 pub fn sync_dir(folder: &Path) -> Result<()> {
     File::open(folder)
-        .and_then(|dir| dir.sync_all())
+        .and_then(|dir| sync_file(&dir))
         .map_err(|e| Error::io(folder, "fsync the folder", "check the disk, then rerun", e))
 }
 

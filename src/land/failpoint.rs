@@ -1,12 +1,123 @@
-//! Test failpoints: with `WHARF_FAILPOINT=<name>` in the environment, the process aborts
-//! at that step boundary, as a crash would, so tests can prove a rerun converges.
-//! Names: `after_lock`, `after_quarantine`, `after_stage`, `after_swap_1` (after the
-//! first date's swap, and so on), `after_swaps`, `after_manifest`, `after_checkpoint`.
+//! Test-only hooks, read from the environment (no cargo feature), inert when unset.
+//!
+//! - [`hit`]: with `WHARF_FAILPOINT=<name>`, the process aborts at that step boundary,
+//!   as a crash would, so tests can prove a rerun converges. Names: `after_lock`,
+//!   `after_quarantine`, `after_stage`, `after_swap_1` (after the first date's swap, and
+//!   so on), `after_swaps`, `after_manifest`, `after_checkpoint`.
+//! - [`fault`]: with `WHARF_FAULT=<op>:<errno>[:<nth>]` (`op` ∈ `write`, `fsync`,
+//!   `rename`; `errno` ∈ `EIO`, `ENOSPC`; `nth` defaults to 1), the nth call of that kind
+//!   in the process fails with that OS error, as a failing disk or a full one would.
+//!   The I/O helpers of `land` ([`atomic`](super::atomic), the Parquet writer, the swap,
+//!   the trash copy, the run log) ask before each such call. The variable is read once;
+//!   when it is unset a check is one atomic load.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Aborts the process if the environment names this failpoint.
 pub fn hit(name: &str) {
     if std::env::var_os("WHARF_FAILPOINT").is_some_and(|wanted| wanted == name) {
         eprintln!("wharf: stopping at failpoint {name}");
         std::process::abort();
+    }
+}
+
+/// A kind of I/O call a fault can be injected into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Writing a file's bytes (a state file, a Parquet file, a trash copy, the run log).
+    Write,
+    /// fsync of a file or a folder.
+    Fsync,
+    /// A rename or an exchange.
+    Rename,
+}
+
+/// The parsed `WHARF_FAULT`.
+#[derive(Debug)]
+struct Fault {
+    op: Op,
+    errno: i32,
+    nth: u64,
+    calls: AtomicU64,
+}
+
+/// `EIO` and `ENOSPC` as Linux numbers them (no libc dependency for two constants).
+const EIO: i32 = 5;
+const ENOSPC: i32 = 28;
+
+fn parse(spec: &str) -> Option<Fault> {
+    let mut parts = spec.split(':');
+    let op = match parts.next()? {
+        "write" => Op::Write,
+        "fsync" => Op::Fsync,
+        "rename" => Op::Rename,
+        _ => return None,
+    };
+    let errno = match parts.next()? {
+        "EIO" => EIO,
+        "ENOSPC" => ENOSPC,
+        _ => return None,
+    };
+    let nth = match parts.next() {
+        Some(n) => n.parse().ok().filter(|n| *n >= 1)?,
+        None => 1,
+    };
+    parts.next().is_none().then_some(Fault {
+        op,
+        errno,
+        nth,
+        calls: AtomicU64::new(0),
+    })
+}
+
+fn configured() -> Option<&'static Fault> {
+    static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
+    FAULT
+        .get_or_init(|| {
+            let spec = std::env::var("WHARF_FAULT").ok()?;
+            let fault = parse(&spec);
+            if fault.is_none() {
+                eprintln!("wharf: ignoring WHARF_FAULT={spec:?} (want <op>:<errno>[:<nth>])");
+            }
+            fault
+        })
+        .as_ref()
+}
+
+/// Call before an I/O call of kind `op`: `Err` when `WHARF_FAULT` says this one fails.
+pub fn fault(op: Op) -> std::io::Result<()> {
+    let Some(fault) = configured() else {
+        return Ok(());
+    };
+    if fault.op == op && fault.calls.fetch_add(1, Ordering::Relaxed) + 1 == fault.nth {
+        eprintln!("wharf: WHARF_FAULT injected {op:?} error {}", fault.errno);
+        return Err(std::io::Error::from_raw_os_error(fault.errno));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_spec() {
+        let f = parse("fsync:EIO:3").unwrap();
+        assert_eq!((f.op, f.errno, f.nth), (Op::Fsync, EIO, 3));
+        let f = parse("rename:ENOSPC").unwrap();
+        assert_eq!((f.op, f.errno, f.nth), (Op::Rename, ENOSPC, 1));
+        for bad in [
+            "",
+            "read:EIO",
+            "write:EPERM",
+            "write:EIO:0",
+            "write:EIO:x",
+            "write:EIO:1:2",
+        ] {
+            assert!(parse(bad).is_none(), "{bad}");
+        }
+        let e = std::io::Error::from_raw_os_error(ENOSPC);
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
     }
 }

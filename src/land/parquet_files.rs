@@ -17,6 +17,7 @@ use parquet::schema::types::{Type, TypePtr};
 use crate::contract::{FieldType, Schema, Value};
 use crate::error::{Error, Result};
 use crate::land::atomic;
+use crate::land::failpoint::{self, Op};
 use crate::plan::Event;
 
 /// Rows per row group, at most.
@@ -77,11 +78,12 @@ pub fn write_partition(
             Error::io(
                 &path,
                 "write a Parquet file",
-                "check free space, then rerun",
+                "check free space and the disk, then rerun",
                 e,
             )
         };
         let file = atomic::create(&path, 0o644).map_err(io)?;
+        failpoint::fault(Op::Write).map_err(io)?; // stands for the writes below failing
         let mut writer =
             SerializedFileWriter::new(file, parquet_schema.clone(), properties.clone())
                 .map_err(|e| parquet_error(&path, e))?;
@@ -89,7 +91,7 @@ pub fn write_partition(
             write_row_group(&mut writer, schema, group).map_err(|e| parquet_error(&path, e))?;
         }
         let file = writer.into_inner().map_err(|e| parquet_error(&path, e))?;
-        file.sync_all().map_err(io)?;
+        atomic::sync_file(&file).map_err(io)?;
         written.push(path);
     }
     Ok(written)
@@ -158,7 +160,7 @@ fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     Error::io(
         path,
         "write a Parquet file",
-        "check free space, then rerun",
+        "check free space and the disk, then rerun",
         std::io::Error::other(e),
     )
 }

@@ -2,7 +2,6 @@
 //! time, product, input, hash, action, reason, dates, counts, duration and tool version.
 //! No row data.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -45,10 +44,17 @@ pub fn append(config: &Config, record: &RunRecord) -> Result<()> {
         .append(true)
         .open(&path)
         .and_then(|mut file| {
-            file.write_all(&line)?;
-            file.sync_all()
+            atomic::write_all(&mut file, &line)?;
+            atomic::sync_file(&file)
         })
-        .map_err(|e| Error::io(&path, "append to the run log", "check free space", e))
+        .map_err(|e| {
+            Error::io(
+                &path,
+                "append to the run log",
+                "check free space and the disk; everything else of this run was written",
+                e,
+            )
+        })
 }
 
 /// Every run, oldest first. A torn last line (a crash mid-append) is skipped.

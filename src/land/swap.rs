@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
+use crate::land::failpoint::{self, Op};
 use crate::land::{atomic, state};
 use crate::plan::Owner;
 
@@ -145,9 +146,13 @@ pub fn swap_in(
         return Ok(SwapMethod::Unchanged);
     }
     let method = if !live.exists() {
-        fs::rename(staged, &live).map_err(|e| io("rename the staged partition into place", e))?;
+        atomic::rename(staged, &live)
+            .map_err(|e| io("rename the staged partition into place", e))?;
         SwapMethod::Rename
     } else {
+        if let Err(e) = failpoint::fault(Op::Rename) {
+            return Err(io("exchange the partitions", e));
+        }
         let exchanged = rustix::fs::renameat_with(
             rustix::fs::CWD,
             staged,
@@ -161,10 +166,11 @@ pub fn swap_in(
                 rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP,
             ) => {
                 let aside = staged.with_extension("old");
-                fs::rename(&live, &aside).map_err(|e| io("rename the old partition aside", e))?;
-                fs::rename(staged, &live)
+                atomic::rename(&live, &aside)
+                    .map_err(|e| io("rename the old partition aside", e))?;
+                atomic::rename(staged, &live)
                     .map_err(|e| io("rename the staged partition into place", e))?;
-                fs::rename(&aside, staged)
+                atomic::rename(&aside, staged)
                     .map_err(|e| io("rename the old partition back to staging", e))?;
                 SwapMethod::TwoRenames
             }
@@ -300,14 +306,14 @@ pub fn read_generation(folder: &Path) -> Result<Generation> {
 /// made under a hidden temporary name and renamed to `to` only once complete and
 /// fsynced, so a full disk or a crash never leaves a half-copied folder under `to`'s name.
 pub fn move_dir(from: &Path, to: &Path) -> Result<()> {
-    match fs::rename(from, to) {
+    match atomic::rename(from, to) {
         Ok(()) => Ok(()),
         Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {
             let name = to.file_name().unwrap_or_default().to_string_lossy();
             let temp = to.with_file_name(format!(".{name}.partial"));
             remove_dir_all(&temp)?;
             let copied = copy_dir(from, &temp).and_then(|()| {
-                fs::rename(&temp, to).map_err(|e| {
+                atomic::rename(&temp, to).map_err(|e| {
                     Error::io(
                         to,
                         "rename the copied folder into place",
@@ -341,9 +347,17 @@ pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(from, "list the folder", "check the disk", e))?;
         let target = to.join(entry.file_name());
-        fs::copy(entry.path(), &target)
-            .and_then(|_| fs::File::open(&target)?.sync_all())
-            .map_err(|e| Error::io(&target, "copy the file", "check free space, then rerun", e))?;
+        failpoint::fault(Op::Write)
+            .and_then(|()| fs::copy(entry.path(), &target))
+            .and_then(|_| atomic::sync_file(&fs::File::open(&target)?))
+            .map_err(|e| {
+                Error::io(
+                    &target,
+                    "copy the file",
+                    "check free space and the disk, then rerun",
+                    e,
+                )
+            })?;
     }
     atomic::sync_dir(to)
 }

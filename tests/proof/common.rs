@@ -55,7 +55,7 @@ impl Product {
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_wharf"));
         cmd.arg("--config").arg(&self.config).args(args);
-        cmd.env_remove("WHARF_FAILPOINT");
+        cmd.env_remove("WHARF_FAILPOINT").env_remove("WHARF_FAULT");
         cmd
     }
 

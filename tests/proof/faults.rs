@@ -1,6 +1,7 @@
 //! Faults: a read-only publish root, a partition that cannot be renamed, roots that do
 //! not exist or sit under a regular file, the input vanishing mid-run, and a full disk
-//! (ENOSPC) under the publish root, the state root and the quarantine root. Each: a
+//! (ENOSPC) under the publish root, the state root and the quarantine root; EIO and
+//! ENOSPC injected into every write, fsync and rename of a run in [`injected`]. Each: a
 //! clear error naming the path, the contract's exit code, nothing published damaged,
 //! staging cleaned; then the fault is lifted and a rerun converges.
 //!
@@ -15,6 +16,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::common::{self, Dataset, Product};
+
+mod injected;
 
 struct Inputs {
     _dir: tempfile::TempDir,

@@ -1,0 +1,189 @@
+//! EIO and ENOSPC injected (`WHARF_FAULT=<op>:<errno>:<nth>`, see `land::failpoint`)
+//! into the nth write, fsync or rename of a run that replaces two published dates, for
+//! every nth the run makes. After each: exit 1; stderr names a path and says what to do;
+//! each date byte-for-byte old or new, and the manifest and checkpoint never claim more
+//! than is published; no staging, no temporary file, no half generation in the trash;
+//! then a rerun without the fault converges to the uninterrupted result.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Output;
+use std::sync::OnceLock;
+
+use crate::common::{self, Dataset, Product};
+
+const ERRNOS: [(&str, &str); 2] = [
+    ("EIO", "Input/output error"),
+    ("ENOSPC", "No space left on device"),
+];
+
+struct Inputs {
+    _dir: tempfile::TempDir,
+    old: PathBuf,
+    new: PathBuf,
+    old_data: Dataset,
+    new_data: Dataset,
+}
+
+/// Two small inputs over the same two dates (small: every run here is one of hundreds).
+fn inputs() -> &'static Inputs {
+    static INPUTS: OnceLock<Inputs> = OnceLock::new();
+    INPUTS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.jsonl");
+        let new = dir.path().join("new.jsonl");
+        common::generate(&old, 400, 2, 51, &[]);
+        common::generate(&new, 400, 2, 52, &[]);
+        let reference = Product::new();
+        reference.land(&old);
+        let old_data = reference.snapshot();
+        reference.land(&new);
+        let new_data = reference.snapshot();
+        assert_eq!(old_data.rows.len(), 2);
+        assert!(
+            old_data
+                .rows
+                .keys()
+                .all(|d| old_data.rows[d] != new_data.rows[d])
+        );
+        Inputs {
+            _dir: dir,
+            old,
+            new,
+            old_data,
+            new_data,
+        }
+    })
+}
+
+#[test]
+fn write_faults() {
+    inject("write");
+}
+
+#[test]
+fn fsync_faults() {
+    inject("fsync");
+}
+
+#[test]
+fn rename_faults() {
+    inject("rename");
+}
+
+/// Injects each errno at nth = 1, 2, … `op` calls until a run makes fewer than nth.
+fn inject(op: &str) {
+    let inputs = inputs();
+    let mut report = Vec::new();
+    for (errno, text) in ERRNOS {
+        let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+        let mut injected = 0;
+        for nth in 1.. {
+            assert!(nth <= 100, "{op}: more than 100 calls in one run?");
+            let spec = format!("{op}:{errno}:{nth}");
+            let product = Product::new();
+            product.land(&inputs.old);
+            let out = product
+                .cmd(&["run"])
+                .arg(&inputs.new)
+                .env("WHARF_FAULT", &spec)
+                .output()
+                .unwrap();
+            if !String::from_utf8_lossy(&out.stderr).contains("WHARF_FAULT injected") {
+                // Fewer than nth calls: the run is uninterrupted.
+                assert_eq!(out.status.code(), Some(0), "{spec}: {}", common::text(&out));
+                common::assert_converged(&product, &inputs.new_data, "new.jsonl");
+                break;
+            }
+            injected += 1;
+            *seen
+                .entry(check_failed(&product, &out, &spec, text))
+                .or_default() += 1;
+            let rerun = product.land(&inputs.new);
+            assert!(rerun.stderr.is_empty(), "{spec}: {}", common::text(&rerun));
+            common::assert_converged(&product, &inputs.new_data, "new.jsonl");
+            super::assert_trash_whole(&product);
+        }
+        assert!(injected > 0, "{op}:{errno}: no call was ever faulted");
+        report.push(format!(
+            "{op}:{errno}: {injected} faults injected; after them {seen:?}"
+        ));
+    }
+    for line in report {
+        eprintln!("{line}");
+    }
+}
+
+/// The checks after a run stopped by an injected fault; returns what it left, as a label.
+fn check_failed(product: &Product, out: &Output, spec: &str, errno_text: &str) -> String {
+    let inputs = inputs();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{spec}: {}", common::text(out));
+    assert!(stderr.contains(errno_text), "{spec}: {stderr}");
+    assert!(
+        stderr.contains(&product.path().display().to_string()),
+        "{spec}: the error must name the path: {stderr}"
+    );
+    assert!(
+        stderr.contains("check"),
+        "{spec}: the error must say what to do: {stderr}"
+    );
+    assert!(!product.staging().exists(), "{spec}: staging left");
+
+    // Each date exactly old or new, rows and bytes.
+    let dates = common::check_invariants(product, &inputs.old_data, &inputs.new_data);
+    let now = product.snapshot();
+    for (date, is_new) in now.rows.keys().zip(&dates) {
+        let want = if *is_new {
+            &inputs.new_data
+        } else {
+            &inputs.old_data
+        };
+        assert!(
+            files_of(&now, date) == files_of(want, date),
+            "{spec}: {date} holds its rows in other bytes"
+        );
+    }
+    // The manifest names the new input only once every date is new; the checkpoint
+    // only once the manifest does.
+    let owners = product.owners();
+    let manifest_new = owners.values().all(|o| o == "new.jsonl");
+    assert!(
+        manifest_new || owners.values().all(|o| o == "old.jsonl"),
+        "{spec}: owners {owners:?}"
+    );
+    assert!(
+        !manifest_new || dates.iter().all(|d| *d),
+        "{spec}: the manifest claims dates {dates:?} that are not new"
+    );
+    let checkpoint = product.checkpoint("new.jsonl").is_some();
+    assert!(
+        !checkpoint || manifest_new,
+        "{spec}: checkpoint before manifest"
+    );
+
+    // No temporary file anywhere (a failed atomic write removes its own), nothing half
+    // copied in the trash.
+    for root in [&product.state, &product.quarantine, &product.publish] {
+        for path in common::tree(root).keys() {
+            let name = path.file_name().unwrap().to_string_lossy();
+            assert!(
+                !name.ends_with(".tmp"),
+                "{spec}: temporary file left: {}",
+                path.display()
+            );
+        }
+    }
+    super::assert_trash_whole(product);
+    format!("dates new {dates:?} manifest new {manifest_new} checkpoint {checkpoint}")
+}
+
+/// The Parquet files of `date` (name → bytes).
+fn files_of<'d>(data: &'d Dataset, date: &str) -> BTreeMap<&'d str, &'d [u8]> {
+    let prefix = format!("event_date={date}/");
+    data.files
+        .iter()
+        .filter(|(name, _)| name.starts_with(&prefix))
+        .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+        .collect()
+}
