@@ -164,11 +164,14 @@ fn publish(
     );
     let staging = swap::fresh_staging(config, &generation)?;
     let by_date = rows_by_date(plan, config);
+    let mut files = BTreeMap::new();
     for (date, rows) in &by_date {
         progress(Progress::Staging { date: *date });
         let folder = state::partition_dir(&staging, *date);
         atomic::create_dir_all(&folder)?;
-        parquet_files::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
+        let written =
+            parquet_files::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
+        files.insert(*date, written.len() as u64);
         atomic::sync_dir(&folder)?;
     }
     atomic::sync_dir(&staging)?;
@@ -196,7 +199,7 @@ fn publish(
                 input_sha256: plan.input_sha256.clone(),
             },
             rows: rows.len() as u64,
-            files: config.files_per_date.clamp(1, rows.len().max(1)) as u64,
+            files: files.get(date).copied().unwrap_or(0),
             published_at: now.to_owned(),
         };
         manifest.dates.insert(key, entry);
