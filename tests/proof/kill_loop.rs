@@ -1,5 +1,5 @@
-//! SIGKILL `wharf run` at random moments while it lands a generated file (~50k events,
-//! two dates) over a published version of the same dates. After every kill: each
+//! SIGKILL `wharf run` at random moments while it lands a generated file (10k events,
+//! two dates: small, as every kill is followed by a full rerun) over a published version of the same dates. After every kill: each
 //! partition readable and exactly old or exactly new, state parses, no stray entry
 //! visible to readers; then a rerun converges to the uninterrupted result (rows and
 //! Parquet bytes). `WHARF_KILLS=N` asks for N kills (default 50); `WHARF_KILL_SEED`
@@ -72,20 +72,24 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
         inputs.path().join("old.jsonl"),
         inputs.path().join("new.jsonl"),
     );
-    common::generate(&old_input, 50_000, 2, 21, &[]);
-    common::generate(&new_input, 50_000, 2, 22, &[]);
+    common::generate(&old_input, 10_000, 2, 21, &[]);
+    common::generate(&new_input, 10_000, 2, 22, &[]);
 
     // The template: the old version published. The reference: then the new one.
     let template = Product::new();
     template.land(&old_input);
     let old = template.snapshot();
+    // Three uninterrupted runs; the longest phases (one run on a loaded machine can be
+    // far off, and too short a writing phase puts every kill before the first swap).
     let reference = Product::new();
-    reference.land(&old_input);
-    let (duration, staged_at) = measure(&reference, &new_input);
+    let (mut duration, mut writes) = (Duration::ZERO, Duration::from_millis(20));
+    for _ in 0..3 {
+        copy_roots(template.path(), reference.path());
+        let (total, staged_at) = measure(&reference, &new_input);
+        duration = duration.max(total);
+        writes = writes.max(total.saturating_sub(staged_at));
+    }
     let new = reference.snapshot();
-    let writes = duration
-        .saturating_sub(staged_at)
-        .max(Duration::from_millis(20));
     assert_eq!(old.rows.len(), 2);
     assert!(old.rows.keys().all(|d| old.rows[d] != new.rows[d]));
 
@@ -99,10 +103,11 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
             "too many runs ended before their kill; the input is too small to spread kills"
         );
         copy_roots(template.path(), work.path());
-        // Half the kills at a moment in the first 90% of the run (the writing phase is
-        // covered next); half once staging has appeared (watched on disk, so a loaded
-        // machine does not skew the phase), anywhere in the writing phase.
-        let in_writes = rng.below(2) == 1;
+        // A quarter of the kills at a moment in the first 90% of the run (mostly reading,
+        // where a kill can only leave nothing); three quarters once staging has appeared
+        // (watched on disk, so a loaded machine does not skew the phase), anywhere in the
+        // writing phase, where the states worth proving are.
+        let in_writes = rng.below(4) != 0;
         let span = if in_writes {
             writes
         } else {
@@ -146,7 +151,7 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
     }
     eprintln!(
         "kill loop: {kills} kills survived, {finished} runs finished before their kill \
-         (run {duration:?}, staging from {staged_at:?}); states seen after a kill:"
+         (run up to {duration:?}, writing up to {writes:?}); states seen after a kill:"
     );
     for (state, n) in &seen {
         eprintln!("  {n:>4}  {state}");
