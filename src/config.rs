@@ -202,11 +202,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     }
     let write_mode = match raw.write_mode.as_str() {
         "replace" => WriteMode::Replace,
-        "merge" => {
-            // Until merge mode (CONTRACT.md §10) lands, accepting it would publish a
-            // micro-batch as if it restated its dates and delete the rest of each day.
-            return Err("write_mode = \"merge\" is not supported by this version yet; use \"replace\" (each input restates its dates)".into());
-        }
+        "merge" => WriteMode::Merge,
         other => {
             return Err(format!(
                 "write_mode = {other:?} is not a mode; use \"replace\" or \"merge\""

@@ -219,7 +219,10 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn sequential(data: &[u8], max: usize) -> (String, Vec<(u64, Option<Vec<u8>>)>) {
+    /// The hash and the numbered lines (`None` for a too-long one).
+    type Scanned = (String, Vec<(u64, Option<Vec<u8>>)>);
+
+    fn sequential(data: &[u8], max: usize) -> Scanned {
         let mut lines = Vec::new();
         let sha = input::scan(
             &mut &data[..],
@@ -240,7 +243,7 @@ mod tests {
         (sha, lines)
     }
 
-    fn parallel(data: &[u8], max: usize, threads: usize) -> (String, Vec<(u64, Option<Vec<u8>>)>) {
+    fn parallel(data: &[u8], max: usize, threads: usize) -> Scanned {
         let map = |n: u64, l: LineBytes<'_>| {
             (
                 n,

@@ -50,6 +50,12 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         "\nlines {} · blank {} · accepted {} · rejected {} · retries {} · keys {} · ties by arrival {}\n",
         c.lines, c.blank, c.accepted, c.rejected, c.retries, c.keys, c.ties_by_arrival
     ));
+    if c.stale > 0 {
+        out.push_str(&format!(
+            "stale (older than the published row, dropped): {}\n",
+            c.stale
+        ));
+    }
     if !c.by_reason.is_empty() {
         let reasons: Vec<String> = c
             .by_reason
@@ -69,8 +75,14 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         } else {
             "→"
         };
+        let change = date.merge.map_or(String::new(), |m| {
+            format!(
+                "  inserted {} · updated {} · moved in {} · moved out {}",
+                m.inserted, m.updated, m.moved_in, m.moved_out
+            )
+        });
         out.push_str(&format!(
-            "  event_date={}  {arrow} {} rows  ({before})\n",
+            "  event_date={}  {arrow} {} rows  ({before}){change}\n",
             date.event_date, date.rows
         ));
     }

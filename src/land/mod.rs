@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod failpoint;
+pub mod keys;
 pub mod lock;
 pub mod parquet_files;
 pub mod quarantine;
@@ -18,11 +19,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::config::Config;
+use std::collections::BTreeSet;
+
+use crate::config::{Config, WriteMode};
 use crate::contract::{self, Date};
 use crate::error::Result;
 use crate::plan::{
-    self, Action, Checkpoint, DecideOptions, Event, Owner, PartitionEntry, Plan, Tally,
+    self, Action, Checkpoint, DecideOptions, Event, Manifest, Merged, Owner, PartitionEntry, Plan,
+    PublishedRows, Summary, Tally,
 };
 use crate::{input, pipeline};
 
@@ -102,13 +106,44 @@ pub fn plan_input(
         input_name: input.name,
         input_sha256: sha256,
     };
+    let summary = tally.finish();
+    let merged = match config.write_mode {
+        WriteMode::Replace => None,
+        WriteMode::Merge => Some(merge_batch(config, &manifest, &summary)?),
+    };
     Ok(plan::decide(
-        tally.finish(),
-        owner,
-        config,
-        &published,
-        options,
+        summary, owner, config, &published, merged, options,
     ))
+}
+
+/// §10: reads the published rows the batch's winners meet and merges them.
+fn merge_batch(config: &Config, manifest: &Manifest, summary: &Summary) -> Result<Merged> {
+    let schema = &config.schema;
+    let live = keys::load(config, manifest)?;
+    let mut dates: BTreeSet<Date> = BTreeSet::new();
+    for winner in &summary.winners {
+        dates.extend(
+            winner.record[schema.date_of]
+                .instant()
+                .map(|i| i.utc_date()),
+        );
+        dates.extend(
+            live.get(&winner.record[schema.key])
+                .into_iter()
+                .flatten()
+                .copied(),
+        );
+    }
+    let mut published = PublishedRows::default();
+    for date in dates {
+        let folder = state::partition_dir(&config.publish_root, date);
+        if folder.is_dir() {
+            published
+                .by_date
+                .insert(date, parquet_files::read_partition(&folder, schema)?);
+        }
+    }
+    Ok(plan::merge::merge(&summary.winners, &published, schema))
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order.
@@ -163,14 +198,18 @@ fn publish(
         &plan.input_sha256[..12]
     );
     let staging = swap::fresh_staging(config, &generation)?;
-    let by_date = rows_by_date(plan, config);
+    let by_date = &plan.partitions;
     let mut files = BTreeMap::new();
-    for (date, rows) in &by_date {
+    for (date, rows) in by_date {
+        if rows.is_empty() && config.write_mode == WriteMode::Merge {
+            continue; // retired, not rewritten
+        }
         progress(Progress::Staging { date: *date });
         let folder = state::partition_dir(&staging, *date);
         atomic::create_dir_all(&folder)?;
+        let rows: Vec<&Event> = rows.iter().collect();
         let written =
-            parquet_files::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
+            parquet_files::write_partition(&folder, &config.schema, &rows, config.files_per_date)?;
         files.insert(*date, written.len() as u64);
         atomic::sync_dir(&folder)?;
     }
@@ -179,7 +218,13 @@ fn publish(
 
     let mut manifest = state::read_manifest(config)?;
     let mut methods = Vec::with_capacity(by_date.len());
-    for (index, (date, rows)) in by_date.iter().enumerate() {
+    // Merge moves keys only to later dates: newest first puts a moved key on its new date
+    // before it leaves the old one (§10.4), so a crash between swaps never loses it.
+    let order: Vec<(&Date, &Vec<Event>)> = match config.write_mode {
+        WriteMode::Replace => by_date.iter().collect(),
+        WriteMode::Merge => by_date.iter().rev().collect(),
+    };
+    for (index, (date, rows)) in order.into_iter().enumerate() {
         progress(Progress::Swapping { date: *date });
         let key = date.to_string();
         let before = plan
@@ -190,6 +235,14 @@ fn publish(
                 let owner = manifest.dates.get(&key).map(|e| e.owner.clone());
                 d.rows_before.map(|rows| (owner, rows))
             });
+        if rows.is_empty() && config.write_mode == WriteMode::Merge {
+            // §10.3: every key of this date moved away; the date leaves the dataset.
+            let (owner, rows_before) = before.unwrap_or((None, 0));
+            swap::retire(config, *date, &generation, owner, rows_before)?;
+            manifest.dates.remove(&key);
+            failpoint::hit(&format!("after_swap_{}", index + 1));
+            continue;
+        }
         let staged = state::partition_dir(&staging, *date);
         methods.push(swap::swap_in(config, &staged, *date, &generation, before)?);
         failpoint::hit(&format!("after_swap_{}", index + 1));
@@ -206,22 +259,25 @@ fn publish(
     }
     swap::clean_staging(config)?;
     failpoint::hit("after_swaps");
+    if config.write_mode == WriteMode::Merge {
+        let written = by_date
+            .iter()
+            .map(|(date, rows)| {
+                (
+                    *date,
+                    rows.iter()
+                        .map(|r| r.record[config.schema.key].clone())
+                        .collect(),
+                )
+            })
+            .collect();
+        keys::write(config, &manifest, &written, now)?;
+    }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");
     state::write_checkpoint(config, &checkpoint(config, plan, now))?;
     failpoint::hit("after_checkpoint");
     Ok(methods)
-}
-
-/// The plan's winners grouped by `event_date`, each group still sorted by key.
-fn rows_by_date<'p>(plan: &'p Plan, config: &Config) -> BTreeMap<Date, Vec<&'p Event>> {
-    let mut by_date: BTreeMap<Date, Vec<&Event>> = BTreeMap::new();
-    for winner in &plan.winners {
-        if let Some(instant) = winner.record[config.schema.date_of].instant() {
-            by_date.entry(instant.utc_date()).or_default().push(winner);
-        }
-    }
-    by_date
 }
 
 fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {

@@ -191,3 +191,37 @@ pub fn parquet_paths(folder: &Path) -> Result<Vec<PathBuf>> {
     paths.sort();
     Ok(paths)
 }
+
+/// Every row of every `*.parquet` file in `folder`, as records of `schema` (a column the
+/// files lack reads as null). Timestamps come back at the published microsecond precision.
+pub fn read_partition(folder: &Path, schema: &Schema) -> Result<Vec<crate::contract::Record>> {
+    use parquet::record::Field;
+    let mut rows = Vec::new();
+    for path in parquet_paths(folder)? {
+        let fail = |e: String| Error::CorruptState {
+            path: path.clone(),
+            detail: e,
+        };
+        let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
+        let reader = SerializedFileReader::new(file).map_err(|e| fail(e.to_string()))?;
+        for row in reader.get_row_iter(None).map_err(|e| fail(e.to_string()))? {
+            let row = row.map_err(|e| fail(e.to_string()))?;
+            let mut record = vec![Value::Null; schema.fields.len()];
+            for (name, field) in row.get_column_iter() {
+                let Some(index) = schema.index_of(name) else {
+                    continue;
+                };
+                record[index] = match field {
+                    Field::Long(n) => Value::Int(*n),
+                    Field::TimestampMicros(us) => {
+                        Value::Ts(crate::contract::Instant::from_micros(*us))
+                    }
+                    Field::Str(s) => Value::Str(s.as_str().into()),
+                    _ => Value::Null,
+                };
+            }
+            rows.push(record.into_boxed_slice());
+        }
+    }
+    Ok(rows)
+}

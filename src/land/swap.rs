@@ -127,6 +127,39 @@ fn remove_dir_all(path: &Path) -> Result<()> {
     }
 }
 
+/// Takes `date`'s partition out of the dataset with one rename (a merge moved its last key
+/// away); the generation goes to the trash like a replaced one, so `restore` brings it back.
+pub fn retire(
+    config: &Config,
+    date: Date,
+    generation_id: &str,
+    owner: Option<Owner>,
+    rows: u64,
+) -> Result<()> {
+    let live = state::partition_dir(&config.publish_root, date);
+    if !live.exists() {
+        return Ok(());
+    }
+    let aside = staging_root(config).join(format!("retired-{date}"));
+    atomic::create_dir_all(&staging_root(config))?;
+    fs::rename(&live, &aside).map_err(|e| {
+        Error::io(
+            &live,
+            "take the emptied partition out",
+            "check the publish root, then rerun",
+            e,
+        )
+    })?;
+    atomic::sync_dir(&config.publish_root)?;
+    let record = Generation {
+        event_date: date.to_string(),
+        owner,
+        rows,
+        replaced_at: generation_id.to_owned(),
+    };
+    to_trash(config, &aside, date, generation_id, &record)
+}
+
 /// Swaps the staged folder `staged` in as `date`'s partition. The generation it replaces
 /// (if any) moves to the trash, recorded with `owner_before` and `rows_before`.
 pub fn swap_in(

@@ -2,9 +2,13 @@
 //! [`Published`] state in, a [`Plan`] out. Steps 1–3 (config, lock, corrupt checkpoint)
 //! are errors raised before a decision exists.
 
+use std::collections::BTreeMap;
+
+use super::rank::Event;
 use super::state::{Owner, Published};
-use super::{Action, DatePlan, Plan, Refusal, Summary};
+use super::{Action, DatePlan, MergeCounts, Merged, Plan, Refusal, Summary};
 use crate::config::{Config, WriteMode};
+use crate::contract::Date;
 
 /// What the operator allows for this run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,29 +17,60 @@ pub struct DecideOptions {
     pub allow_shrink: bool,
 }
 
-/// Decides what a run does with the input `owner` (its name and hash).
+/// Decides what a run does with the input `owner` (its name and hash). In merge mode,
+/// `merged` is what the batch does to the published rows (§10); in replace mode `None`.
 pub fn decide(
-    summary: Summary,
+    mut summary: Summary,
     owner: Owner,
     config: &Config,
     published: &Published,
+    merged: Option<Merged>,
     options: DecideOptions,
 ) -> Plan {
-    let dates: Vec<DatePlan> = summary
-        .dates
-        .iter()
-        .map(|(&event_date, &rows)| {
-            let before = published.dates.get(&event_date);
-            DatePlan {
-                event_date,
-                rows,
-                rows_before: before.map(|b| b.rows),
-                owner_before: before
-                    .and_then(|b| b.owner.as_ref())
-                    .map(|o| o.input_name.clone()),
-            }
-        })
-        .collect();
+    let date_plan = |event_date: Date, rows: u64, merge: Option<MergeCounts>| {
+        let before = published.dates.get(&event_date);
+        DatePlan {
+            event_date,
+            rows,
+            rows_before: before.map(|b| b.rows),
+            owner_before: before
+                .and_then(|b| b.owner.as_ref())
+                .map(|o| o.input_name.clone()),
+            merge,
+        }
+    };
+    let mut counts = summary.counts.clone();
+    let (dates, partitions): (Vec<DatePlan>, BTreeMap<Date, Vec<Event>>) = match merged {
+        None => {
+            let dates = summary
+                .dates
+                .iter()
+                .map(|(&d, &rows)| date_plan(d, rows, None))
+                .collect();
+            (dates, by_date(std::mem::take(&mut summary.winners), config))
+        }
+        Some(merged) => {
+            counts.stale = merged.stale;
+            counts.ties_by_arrival += merged.ties_by_arrival;
+            let dates = merged
+                .dates
+                .iter()
+                .map(|(&d, m)| {
+                    let change = MergeCounts {
+                        inserted: m.inserted,
+                        updated: m.updated,
+                        moved_in: m.moved_in,
+                        moved_out: m.moved_out,
+                    };
+                    date_plan(d, m.rows.len() as u64, Some(change))
+                })
+                .collect();
+            (
+                dates,
+                merged.dates.into_iter().map(|(d, m)| (d, m.rows)).collect(),
+            )
+        }
+    };
     let mut plan = Plan {
         product: config.product.clone(),
         input_name: owner.input_name.clone(),
@@ -43,10 +78,10 @@ pub fn decide(
         action: Action::Publish,
         refusal: None,
         allowed_shrink: Vec::new(),
-        counts: summary.counts.clone(),
+        counts,
         dates,
         findings: Vec::new(),
-        winners: Vec::new(),
+        partitions: BTreeMap::new(),
     };
     if is_skip(&owner, config, published) {
         plan.action = Action::Skip;
@@ -70,12 +105,13 @@ pub fn decide(
             rejected: summary.counts.rejected,
             max: config.max_rejected_lines,
         })
-    } else if summary.dates.len() > config.max_dates {
+    } else if plan.dates.len() > config.max_dates {
+        // Replace: the winners' dates. Merge: the dates that gain, change or lose a row.
         Some(Refusal::TooManyDates {
-            dates: summary.dates.keys().copied().collect(),
+            dates: plan.dates.iter().map(|d| d.event_date).collect(),
             max: config.max_dates,
         })
-    } else if summary.winners.is_empty() && !config.publish_empty {
+    } else if summary.counts.keys == 0 && !config.publish_empty {
         Some(Refusal::EmptyInput)
     } else if config.write_mode == WriteMode::Replace && !shrinking.is_empty() {
         if options.allow_shrink {
@@ -94,7 +130,7 @@ pub fn decide(
     };
     plan.refusal = refusal;
     plan.findings = summary.findings;
-    plan.winners = summary.winners;
+    plan.partitions = partitions;
     plan
 }
 
@@ -123,4 +159,15 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
         }
         _ => false,
     }
+}
+
+/// The winners grouped by `event_date`, each group still sorted by key.
+fn by_date(winners: Vec<Event>, config: &Config) -> BTreeMap<Date, Vec<Event>> {
+    let mut out: BTreeMap<Date, Vec<Event>> = BTreeMap::new();
+    for winner in winners {
+        if let Some(instant) = winner.record[config.schema.date_of].instant() {
+            out.entry(instant.utc_date()).or_default().push(winner);
+        }
+    }
+    out
 }

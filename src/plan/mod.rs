@@ -6,14 +6,18 @@
 //! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.
 
 pub mod decide;
+pub mod merge;
 pub mod rank;
 pub mod state;
 pub mod tally;
 
 pub use decide::{DecideOptions, decide};
+pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
 pub use tally::{Counts, LineFinding, Summary, Tally};
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -145,6 +149,18 @@ pub struct DatePlan {
     pub rows_before: Option<u64>,
     /// The input that published it, `None` when new or unknown.
     pub owner_before: Option<String>,
+    /// Merge mode only (§10.6): how the date's keys change.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeCounts>,
+}
+
+/// How a merge changes one date's keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MergeCounts {
+    pub inserted: u64,
+    pub updated: u64,
+    pub moved_in: u64,
+    pub moved_out: u64,
 }
 
 /// What a run would do with one input, and everything it needs to do it.
@@ -161,8 +177,8 @@ pub struct Plan {
     pub dates: Vec<DatePlan>,
     /// Rejects and breaches in line order (written to quarantine).
     pub findings: Vec<LineFinding>,
-    /// The rows to publish, sorted by key.
-    pub winners: Vec<Event>,
+    /// The partitions to write: each date's whole new rows, sorted by key.
+    pub partitions: BTreeMap<Date, Vec<Event>>,
 }
 
 impl Plan {

@@ -28,8 +28,11 @@ pub struct Counts {
     pub retries: u64,
     /// Distinct keys among the accepted events: the rows a publish writes.
     pub keys: u64,
-    /// Keys whose rank-1 and rank-2 events tie on instant and tiebreak.
+    /// Keys whose rank-1 and rank-2 events tie on instant and tiebreak (in merge mode,
+    /// also winners that tie the published row).
     pub ties_by_arrival: u64,
+    /// Merge mode: winners older than their key's published row, dropped (§10.3).
+    pub stale: u64,
     /// Every rejected or breaching line by its reason code.
     pub by_reason: BTreeMap<LineReason, u64>,
 }

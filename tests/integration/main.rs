@@ -2,10 +2,14 @@
 //! files in a temporary product and reads back what was written: Parquet rows, quarantine
 //! records, checkpoints and the run log.
 
+// Test helpers outside #[test] functions unwrap too.
+#![allow(clippy::unwrap_used)]
+
 mod classification;
 mod cli;
 mod decision;
 mod landing;
+mod merge;
 mod ranking;
 mod readers;
 mod support;
