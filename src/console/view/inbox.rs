@@ -217,6 +217,15 @@ pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
         ),
         t.text,
     ));
+    if c.stale > 0 {
+        lines.push(Line::styled(
+            format!(
+                "  stale {} (older than the published row, dropped)",
+                c.stale
+            ),
+            t.muted,
+        ));
+    }
     if !c.by_reason.is_empty() {
         let reasons: Vec<String> = c
             .by_reason
@@ -251,6 +260,16 @@ fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
         }
         (None, Some(_)) => spans.push(Span::styled("  owner unknown", t.muted)),
         (None, None) => {}
+    }
+    if let Some(m) = date.merge {
+        // Merge mode (§10.6): how the date's keys change.
+        spans.push(Span::styled(
+            format!(
+                "  +{} ins · {} upd · {} in · {} out",
+                m.inserted, m.updated, m.moved_in, m.moved_out
+            ),
+            t.muted,
+        ));
     }
     let why = match &plan.refusal {
         Some(Refusal::TooManyDates { dates, max }) => {
