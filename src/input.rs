@@ -97,18 +97,8 @@ pub fn scan(
     let mut buf = vec![0u8; CHUNK];
     let mut total = 0u64;
     loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(Error::io(
-                    source,
-                    "read the input",
-                    "check the disk and rerun",
-                    e,
-                ));
-            }
+        let Some(n) = read_some(reader, &mut buf, source)? else {
+            break;
         };
         hasher.update(&buf[..n]);
         splitter.feed(&buf[..n], &mut on_line);
@@ -119,6 +109,30 @@ pub fn scan(
     }
     splitter.finish(&mut on_line);
     Ok(hex(&hasher.finalize()))
+}
+
+/// Reads the next bytes into `buf`: `None` at the end, retrying interrupted reads, an
+/// error naming `source` otherwise.
+pub(crate) fn read_some(
+    reader: &mut impl Read,
+    buf: &mut [u8],
+    source: &Path,
+) -> Result<Option<usize>> {
+    loop {
+        match reader.read(buf) {
+            Ok(0) => return Ok(None),
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Error::io(
+                    source,
+                    "read the input",
+                    "check the disk and rerun",
+                    e,
+                ));
+            }
+        }
+    }
 }
 
 /// Lowercase hex of `bytes`.

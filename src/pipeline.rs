@@ -170,18 +170,8 @@ fn read_chunks(
         if cancelled.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(Error::io(
-                    source,
-                    "read the input",
-                    "check the disk and rerun",
-                    e,
-                ));
-            }
+        let Some(n) = input::read_some(&mut reader, &mut buf, source)? else {
+            break;
         };
         read += n as u64;
         hasher.update(&buf[..n]);

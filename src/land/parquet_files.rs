@@ -169,15 +169,19 @@ fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
 pub fn count_rows(folder: &Path) -> Result<u64> {
     let mut rows = 0;
     for path in parquet_paths(folder)? {
-        let fail = |e: String| Error::CorruptState {
-            path: path.clone(),
-            detail: e,
-        };
-        let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
-        let reader = SerializedFileReader::new(file).map_err(|e| fail(e.to_string()))?;
-        rows += reader.metadata().file_metadata().num_rows() as u64;
+        rows += open_reader(&path)?.metadata().file_metadata().num_rows() as u64;
     }
     Ok(rows)
+}
+
+/// A reader of the published file `path`; one that cannot be read is corrupt state.
+fn open_reader(path: &Path) -> Result<SerializedFileReader<File>> {
+    let fail = |detail: String| Error::CorruptState {
+        path: path.to_owned(),
+        detail,
+    };
+    let file = File::open(path).map_err(|e| fail(e.to_string()))?;
+    SerializedFileReader::new(file).map_err(|e| fail(e.to_string()))
 }
 
 /// The `*.parquet` files directly in `folder`, sorted by name.
@@ -198,14 +202,13 @@ pub fn read_partition(folder: &Path, schema: &Schema) -> Result<Vec<crate::contr
     use parquet::record::Field;
     let mut rows = Vec::new();
     for path in parquet_paths(folder)? {
-        let fail = |e: String| Error::CorruptState {
+        let reader = open_reader(&path)?;
+        let fail = |e: parquet::errors::ParquetError| Error::CorruptState {
             path: path.clone(),
-            detail: e,
+            detail: e.to_string(),
         };
-        let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
-        let reader = SerializedFileReader::new(file).map_err(|e| fail(e.to_string()))?;
-        for row in reader.get_row_iter(None).map_err(|e| fail(e.to_string()))? {
-            let row = row.map_err(|e| fail(e.to_string()))?;
+        for row in reader.get_row_iter(None).map_err(fail)? {
+            let row = row.map_err(fail)?;
             let mut record = vec![Value::Null; schema.fields.len()];
             for (name, field) in row.get_column_iter() {
                 let Some(index) = schema.index_of(name) else {
