@@ -96,10 +96,7 @@ pub fn scan(
     let mut splitter = Splitter::new(max_line_bytes);
     let mut buf = vec![0u8; CHUNK];
     let mut total = 0u64;
-    loop {
-        let Some(n) = read_some(reader, &mut buf, source)? else {
-            break;
-        };
+    while let Some(n) = read_some(reader, &mut buf, source)? {
         hasher.update(&buf[..n]);
         splitter.feed(&buf[..n], &mut on_line);
         total += n as u64;
