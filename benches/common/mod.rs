@@ -1,0 +1,379 @@
+//! Deterministic, in-process input for the benches, shaped like `bench/gen_events.py`'s:
+//! [`lines`] gives JSONL order events (one UTC day, ~0.29 keys per line, 15% retries,
+//! 2% same-instant ties decided by `seq`, `Z` / `+05:30` / `-04:00` offsets, second to
+//! nanosecond fractions, `seq` on ~90%, `courier_id` / `city` sometimes) and 3% rejects
+//! spread evenly over eight reject kinds, shuffled within bursts of 64 lines.
+//! [`config`] is the sample product's config; [`accepted`] classifies lines and keeps the
+//! accepted outcomes with their 1-based line numbers.
+
+// Each bench target compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use wharf::config::Config;
+use wharf::contract::{LineBytes, Outcome, Schema, classify};
+
+/// The sample product's config (samples/wharf.toml), paths left to their defaults.
+const CONFIG: &str = r#"
+product = "orders"
+files_per_date = 1
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+prohibited = ["email", "name", "payment_token"]
+unknown_fields = "breach"
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+status     = { type = "string",    required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int",       required = false }
+courier_id = { type = "string",    required = false }
+city       = { type = "string",    required = false }
+"#;
+
+/// The sample config, resolved against `/bench`.
+pub fn config() -> Config {
+    Config::parse(CONFIG, Path::new("/bench/wharf.toml"), Path::new("/bench"))
+        .expect("the bench config is valid")
+}
+
+/// Classifies `lines`; the accepted outcomes with their 1-based line numbers.
+pub fn accepted(lines: &[Vec<u8>], schema: &Schema) -> Vec<(u64, Outcome)> {
+    lines
+        .iter()
+        .zip(1u64..)
+        .map(|(line, number)| (number, classify(LineBytes::Kept(line), schema)))
+        .filter(|(_, outcome)| matches!(outcome, Outcome::Accepted(_)))
+        .collect()
+}
+
+const NS: i64 = 1_000_000_000;
+const DAY_SECS: i64 = 86_400;
+/// 2024-03-01, in days since 1970-01-01: every good event's UTC instant lies in that day.
+const START_DAY: i64 = 19_783;
+const KEYS_RATIO: f64 = 0.29;
+const RETRY_RATE: f64 = 0.15;
+const REJECT_RATE: f64 = 0.03;
+const TIE_RATE: f64 = 0.02;
+const MEAN_GAP_NS: f64 = 25.0 * 60.0 * 1e9;
+const COURIERS: u64 = 5000;
+const RING: usize = 8192;
+const BURST: usize = 64;
+const STATUS_PATH: [&str; 5] = ["PENDING", "PAID", "PACKED", "SHIPPED", "DELIVERED"];
+const CITIES: [&str; 30] = [
+    "Mumbai",
+    "Delhi",
+    "Bengaluru",
+    "Pune",
+    "Chennai",
+    "Kolkata",
+    "Hyderabad",
+    "New York",
+    "Boston",
+    "Toronto",
+    "Montréal",
+    "São Paulo",
+    "Bogotá",
+    "Lima",
+    "London",
+    "Paris",
+    "Zürich",
+    "Kraków",
+    "Berlin",
+    "Madrid",
+    "Lisbon",
+    "Oslo",
+    "Tokyo",
+    "Seoul",
+    "Singapore",
+    "Sydney",
+    "Nairobi",
+    "Lagos",
+    "Cairo",
+    "Dubai",
+];
+/// (suffix, offset in seconds), picked 60% / 20% / 20%.
+const OFFSETS: [(&str, i64); 3] = [("Z", 0), ("+05:30", 19_800), ("-04:00", -14_400)];
+
+/// SplitMix64: small, fast and the same on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in [0, n).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+
+    fn offset(&mut self) -> usize {
+        match self.unit() {
+            x if x < 0.6 => 0,
+            x if x < 0.8 => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// One good event before it is written.
+#[derive(Clone)]
+struct Event {
+    id: u64,
+    order_id: i64,
+    status: &'static str,
+    /// Nanoseconds since the epoch, already truncated to the written precision.
+    at: i64,
+    /// Fraction digits written: 0, 3, 6 or 9.
+    digits: u8,
+    seq: Option<u64>,
+    courier: Option<u64>,
+    city: Option<&'static str>,
+}
+
+impl Event {
+    fn render(&self, offset: usize) -> Vec<u8> {
+        let mut line = format!(
+            r#"{{"event_id":"e{:09}","order_id":{},"status":"{}","updated_at":"{}""#,
+            self.id,
+            self.order_id,
+            self.status,
+            stamp(self.at, self.digits, offset)
+        );
+        if let Some(seq) = self.seq {
+            line.push_str(&format!(r#","seq":{seq}"#));
+        }
+        if let Some(courier) = self.courier {
+            line.push_str(&format!(r#","courier_id":"c{courier:04}""#));
+        }
+        if let Some(city) = self.city {
+            line.push_str(&format!(r#","city":"{city}""#));
+        }
+        line.push('}');
+        line.into_bytes()
+    }
+}
+
+/// RFC 3339 text of instant `at` (ns since the epoch) in offset `offset`.
+fn stamp(at: i64, digits: u8, offset: usize) -> String {
+    let (suffix, offset_secs) = OFFSETS[offset];
+    let local = at.div_euclid(NS) + offset_secs;
+    let sub = at.rem_euclid(NS);
+    let (year, month, day) = civil_from_days(local.div_euclid(DAY_SECS));
+    let second = local.rem_euclid(DAY_SECS);
+    let fraction = match digits {
+        0 => String::new(),
+        3 => format!(".{:03}", sub / 1_000_000),
+        6 => format!(".{:06}", sub / 1_000),
+        _ => format!(".{sub:09}"),
+    };
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}{fraction}{suffix}",
+        second / 3600,
+        second / 60 % 60,
+        second % 60
+    )
+}
+
+/// (year, month, day) of a day number since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Every key's lifecycle, in UTC time order (ids not yet assigned).
+fn base_events(rng: &mut Rng, keys: usize, base: usize) -> Vec<Event> {
+    let mut counts = vec![1usize; keys];
+    for _ in keys..base {
+        counts[rng.below(keys as u64) as usize] += 1;
+    }
+    let multi = counts.iter().filter(|&&c| c > 1).count().max(1);
+    let p_tie = (TIE_RATE * keys as f64 / multi as f64).min(1.0);
+    let span = DAY_SECS * NS;
+    let end = span - 1;
+    let mut events = Vec::with_capacity(base);
+    for (k, &n) in counts.iter().enumerate() {
+        let t0 =
+            ((span as f64 * (k as f64 + rng.unit()) / keys as f64) as i64).min(end - n as i64 * NS);
+        let order_id = 10_000_000 + 3 * k as i64 + rng.below(3) as i64;
+        let cancelled = n > 1 && rng.unit() < 0.07;
+        let courier = rng.below(COURIERS);
+        let city = CITIES[rng.below(CITIES.len() as u64) as usize];
+        let tie_at = if n > 1 && rng.unit() < p_tie {
+            1 + rng.below(n as u64 - 1) as usize
+        } else {
+            0
+        };
+        let mut gaps: Vec<i64> = (0..n)
+            .map(|i| match i {
+                0 => 0,
+                _ => NS + (-(1.0 - rng.unit()).ln() * MEAN_GAP_NS) as i64,
+            })
+            .collect();
+        let total: i64 = gaps.iter().sum();
+        let room = end - t0;
+        if total > room {
+            // Compress the lifecycle to end inside the day.
+            for gap in &mut gaps {
+                *gap = (i128::from(*gap) * i128::from(room) / i128::from(total)) as i64;
+            }
+        }
+        let mut chain = t0;
+        let mut previous: Option<(i64, u8)> = None;
+        for (i, gap) in gaps.iter().enumerate() {
+            chain += gap;
+            let tie = i == tie_at && i > 0;
+            let seq_present = tie || i + 1 == tie_at || rng.unit() < 0.9;
+            let (at, digits) = match previous {
+                Some(same) if tie => same,
+                _ => {
+                    // 45% seconds, 20% millis, 25% micros, 10% nanos; a gap under a
+                    // second keeps nanos so instants stay distinct.
+                    let x = if i > 0 && *gap < NS { 0.99 } else { rng.unit() };
+                    let (unit, digits) = match x {
+                        x if x < 0.45 => (NS, 0),
+                        x if x < 0.65 => (1_000_000, 3),
+                        x if x < 0.9 => (1_000, 6),
+                        _ => (1, 9),
+                    };
+                    (chain - chain % unit, digits)
+                }
+            };
+            previous = Some((at, digits));
+            let last_cancelled = cancelled && i == n - 1;
+            events.push(Event {
+                id: 0,
+                order_id,
+                status: if last_cancelled {
+                    "CANCELLED"
+                } else {
+                    STATUS_PATH[i.min(4)]
+                },
+                at: (START_DAY * DAY_SECS * NS) + at,
+                digits,
+                seq: seq_present.then_some(i as u64 + 1),
+                courier: (!last_cancelled && i >= 2 && rng.unit() < 0.9).then_some(courier),
+                city: (rng.unit() < 0.85).then_some(city),
+            });
+        }
+    }
+    // Stable: events of one instant keep their generation order.
+    events.sort_by_key(|e| e.at);
+    events
+}
+
+/// Reject line number `n`, of kind `n % 8`.
+fn reject(n: usize, order_id: i64) -> Vec<u8> {
+    let id = format!("x{n:09}");
+    let day = "2024-03-01";
+    let line = match n % 8 {
+        0 => format!(
+            r#"{{"event_id":"{id}","order_id":{order_id},"updated_at":"{day}T10:00:00Z","seq":1}}"#
+        ),
+        1 => "[1,2]".to_owned(),
+        2 => format!(
+            r#"{{"event_id":"{id}","order_id":"{order_id}","status":"PAID","updated_at":"{day}T10:00:00Z"}}"#
+        ),
+        3 => format!(
+            r#"{{"event_id":"{id}","order_id":{order_id},"status":"PAID","updated_at":"{day}T10:00:00"}}"#
+        ),
+        4 => format!(
+            r#"{{"event_id":"{id}","order_id":{order_id},"status":"PAID","updated_at":"2024-02-30T10:00:00Z"}}"#
+        ),
+        5 => format!(
+            r#"{{"event_id":"{id}","order_id":{order_id},"status":"PAID","updated_at":"{day}T10:00"#
+        ),
+        6 => format!(
+            r#"{{"event_id":"{id}","order_id":{order_id},"status":"PAID","status":"PACKED","updated_at":"{day}T10:00:00Z"}}"#
+        ),
+        _ => {
+            let mut bytes =
+                format!(r#"{{"event_id":"{id}","order_id":{order_id},"status":"PA"#).into_bytes();
+            bytes.extend_from_slice(b"\xff\xfe");
+            bytes.extend_from_slice(format!(r#"ID","updated_at":"{day}T10:00:00Z"}}"#).as_bytes());
+            return bytes;
+        }
+    };
+    line.into_bytes()
+}
+
+/// `count` JSONL lines (no terminators), the same on every call and machine.
+pub fn lines(count: usize) -> Vec<Vec<u8>> {
+    let mut rng = Rng(0x5748_4152_465f_4245); // "WHARF_BE"
+    let rejects = (count as f64 * REJECT_RATE) as usize;
+    let retries = (count as f64 * RETRY_RATE) as usize;
+    let base = count - rejects - retries;
+    let keys = ((count as f64 * KEYS_RATIO) as usize).clamp(1, base.max(1));
+    let mut events = base_events(&mut rng, keys, base).into_iter();
+    let every = count / rejects.max(1);
+    let mut ring: Vec<(Event, usize)> = Vec::with_capacity(RING);
+    let (mut retry_left, mut base_left, mut next_id, mut reject_n) = (retries, base, 0u64, 0);
+    let mut out = Vec::with_capacity(count);
+    for slot in 0..count {
+        if rejects > 0 && reject_n < rejects && slot % every == every / 2 {
+            let order_id = 10_000_000 + 3 * rng.below(keys as u64) as i64;
+            out.push(reject(reject_n, order_id));
+            reject_n += 1;
+            continue;
+        }
+        let total_left = (retry_left + base_left) as f64;
+        let retry = retry_left > 0
+            && !ring.is_empty()
+            && (base_left == 0 || rng.unit() * total_left < retry_left as f64);
+        let fresh = if retry { None } else { events.next() };
+        match fresh {
+            Some(mut event) => {
+                event.id = next_id;
+                next_id += 1;
+                base_left -= 1;
+                let offset = rng.offset();
+                out.push(event.render(offset));
+                if ring.len() < RING {
+                    ring.push((event, offset));
+                } else {
+                    ring[(next_id as usize) % RING] = (event, offset);
+                }
+            }
+            None => {
+                // An identical retry: same values, half of them written in another offset.
+                let (event, offset) = &ring[rng.below(ring.len() as u64) as usize];
+                let offset = match rng.unit() < 0.5 {
+                    true => *offset,
+                    false => (offset + 1 + rng.below(2) as usize) % 3,
+                };
+                out.push(event.render(offset));
+                retry_left = retry_left.saturating_sub(1);
+            }
+        }
+    }
+    // Arrival order is time order shuffled within bursts (Fisher–Yates per burst).
+    for burst in out.chunks_mut(BURST) {
+        for i in (1..burst.len()).rev() {
+            burst.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+    }
+    out
+}
