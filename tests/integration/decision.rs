@@ -106,7 +106,10 @@ fn step4_the_same_bytes_again_skip_and_write_only_the_run_log() {
     let log = std::path::PathBuf::from("orders/runs.jsonl");
     let (old_log, new_log) = (state.remove(&log).unwrap(), after.remove(&log).unwrap());
     assert_eq!(state, after, "only the run log changes on a skip");
-    assert!(new_log.len() > old_log.len(), "the skip appends to the run log");
+    assert!(
+        new_log.len() > old_log.len(),
+        "the skip appends to the run log"
+    );
 }
 
 #[test]
