@@ -142,7 +142,7 @@ pub fn retire(
     }
     let aside = staging_root(config).join(format!("retired-{date}"));
     atomic::create_dir_all(&staging_root(config))?;
-    fs::rename(&live, &aside).map_err(|e| {
+    atomic::rename(&live, &aside).map_err(|e| {
         Error::io(
             &live,
             "take the emptied partition out",
