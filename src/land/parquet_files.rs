@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
 use parquet::schema::types::{Type, TypePtr};
 
 use crate::contract::{FieldType, Schema, Value};
@@ -63,12 +64,7 @@ pub fn write_partition(
     files: usize,
 ) -> Result<Vec<PathBuf>> {
     let parquet_schema = parquet_schema(schema)?;
-    let properties = Arc::new(
-        WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_created_by(format!("wharf {}", env!("CARGO_PKG_VERSION")))
-            .build(),
-    );
+    let properties = Arc::new(writer_properties(schema));
     let files = files.clamp(1, rows.len().max(1));
     let per_file = rows.len().div_ceil(files).max(1);
     let mut written = Vec::with_capacity(files);
@@ -95,6 +91,26 @@ pub fn write_partition(
         written.push(path);
     }
     Ok(written)
+}
+
+/// Snappy, chunk statistics, and dictionary encoding only where values repeat: string
+/// columns other than the key and the event id (statuses, cities, couriers). A dictionary
+/// on a column of unique values is built, overflows and is thrown away for nothing.
+fn writer_properties(schema: &Schema) -> WriterProperties {
+    let mut builder = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_dictionary_enabled(false)
+        .set_created_by(format!("wharf {}", env!("CARGO_PKG_VERSION")));
+    for (index, field) in schema.fields.iter().enumerate() {
+        let repeats =
+            field.ty == FieldType::String && index != schema.key && index != schema.event_id;
+        if repeats {
+            builder =
+                builder.set_column_dictionary_enabled(ColumnPath::from(field.name.as_str()), true);
+        }
+    }
+    builder.build()
 }
 
 /// `rows` in chunks of `size`, or one empty chunk when there are no rows.
@@ -137,11 +153,20 @@ fn write_row_group(
                     .write_batch(&values, Some(&definition), None)?;
             }
             FieldType::String => {
-                let values: Vec<ByteArray> = rows
-                    .iter()
-                    .filter_map(|r| match &r.record[index] {
-                        Value::Str(s) => Some(ByteArray::from(s.as_bytes().to_vec())),
+                // One buffer for the column, sliced per value: no allocation per row.
+                let strings = || {
+                    rows.iter().filter_map(move |r| match &r.record[index] {
+                        Value::Str(s) => Some(s.as_bytes()),
                         _ => None,
+                    })
+                };
+                let buffer = bytes::Bytes::from(strings().collect::<Vec<&[u8]>>().concat());
+                let mut start = 0;
+                let values: Vec<ByteArray> = strings()
+                    .map(|s| {
+                        let value = ByteArray::from(buffer.slice(start..start + s.len()));
+                        start += s.len();
+                        value
                     })
                     .collect();
                 column
