@@ -289,9 +289,11 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
         rejected_rows: plan.counts.rejected,
         retries: plan.counts.retries,
         keys: plan.counts.keys,
+        // The dates the input left published: a merge that emptied a date retired it.
         event_dates: plan
             .dates
             .iter()
+            .filter(|d| d.rows > 0)
             .map(|d| d.event_date.to_string())
             .collect(),
         publish_root: config.publish_root.display().to_string(),
