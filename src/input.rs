@@ -108,6 +108,24 @@ pub fn scan(
     Ok(hex(&hasher.finalize()))
 }
 
+/// The SHA-256 of everything `reader` holds, as lowercase hex, without splitting lines;
+/// `keep_going` is asked after each read and returning `false` cancels.
+pub fn sha256(
+    reader: &mut impl Read,
+    source: &Path,
+    keep_going: &dyn Fn() -> bool,
+) -> Result<String> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; CHUNK];
+    while let Some(n) = read_some(reader, &mut buf, source)? {
+        hasher.update(&buf[..n]);
+        if !keep_going() {
+            return Err(Error::Cancelled);
+        }
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
 /// Reads the next bytes into `buf`: `None` at the end, retrying interrupted reads, an
 /// error naming `source` otherwise.
 pub(crate) fn read_some(

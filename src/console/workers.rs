@@ -4,13 +4,10 @@
 //! the quarantine view. Each job watches a cancel flag through the core's progress
 //! callback and ends with exactly one final message.
 
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
-
-use sha2::{Digest, Sha256};
 
 use super::action::{Landed, Msg};
 use super::app::Stamp;
@@ -20,9 +17,9 @@ use super::raw::LineIndex;
 use crate::config::Config;
 use crate::contract::{Date, LineBytes};
 use crate::error::Error;
+use crate::input;
 use crate::land::{self, Progress};
 use crate::plan::DecideOptions;
-use crate::{input, input::hex};
 
 /// Reports a message to the event loop; `false` once nobody listens.
 pub type Report<'a> = &'a dyn Fn(Msg) -> bool;
@@ -61,21 +58,8 @@ pub fn hash(
         let Ok(mut file) = std::fs::File::open(&path) else {
             continue;
         };
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let complete = loop {
-            match file.read(&mut buf) {
-                Ok(0) => break true,
-                Ok(n) => hasher.update(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break false,
-            }
-            if cancel.load(Ordering::Relaxed) {
-                break false;
-            }
-        };
-        if complete && stamp_of(&path) == Some(stamp) {
-            let sha256 = hex(&hasher.finalize());
+        let hashed = input::sha256(&mut file, &path, &|| !cancel.load(Ordering::Relaxed));
+        if let (Ok(sha256), true) = (hashed, stamp_of(&path) == Some(stamp)) {
             report(Msg::Hashed {
                 path,
                 stamp,
