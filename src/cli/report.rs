@@ -57,12 +57,7 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         ));
     }
     if !c.by_reason.is_empty() {
-        let reasons: Vec<String> = c
-            .by_reason
-            .iter()
-            .map(|(r, n)| format!("{r} {n}"))
-            .collect();
-        out.push_str(&format!("by reason: {}\n", reasons.join(" · ")));
+        out.push_str(&format!("by reason: {}\n", c.reasons_text()));
     }
     for date in &plan.dates {
         let before = match (&date.rows_before, &date.owner_before) {

@@ -37,6 +37,18 @@ pub struct Counts {
     pub by_reason: BTreeMap<LineReason, u64>,
 }
 
+impl Counts {
+    /// `code n · code n …` for every reason with lines, for reports.
+    pub fn reasons_text(&self) -> String {
+        let parts: Vec<String> = self
+            .by_reason
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        parts.join(" · ")
+    }
+}
+
 /// A rejected or breaching line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineFinding {

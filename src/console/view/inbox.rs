@@ -227,14 +227,9 @@ pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
         ));
     }
     if !c.by_reason.is_empty() {
-        let reasons: Vec<String> = c
-            .by_reason
-            .iter()
-            .map(|(r, n)| format!("{r} {n}"))
-            .collect();
         lines.push(Line::from(vec![
             Span::styled("  by reason: ", t.muted),
-            Span::styled(reasons.join(" · "), t.rejected),
+            Span::styled(c.reasons_text(), t.rejected),
         ]));
     }
     lines
