@@ -154,6 +154,7 @@ pub fn run(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutcome> {
     let started = Instant::now();
+    refuse_unclosed(path)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
     let plan = plan_input(config, path, options, progress)?; // §5.3–5.10
@@ -183,6 +184,29 @@ pub fn run(
         plan,
         duration_ms,
     })
+}
+
+/// Only closed inputs land: a temporary name means the producer may still be writing, and
+/// a symbolic link is never followed (CONTRACT.md "input"). Planning one is allowed.
+fn refuse_unclosed(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let why = if link {
+        Some("is a symbolic link, which Wharf never follows; land the file it points to")
+    } else {
+        crate::inbox::temporary_name(&name)
+            .map(|_| "has a temporary name, so its producer may still be writing it; land it once it is renamed")
+    };
+    match why {
+        Some(message) => Err(crate::Error::Input {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Stages every date, swaps each in, then writes the manifest and last the checkpoint.

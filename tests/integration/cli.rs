@@ -93,3 +93,28 @@ fn plan_json_has_the_contract_fields() {
     assert_eq!(plan["dates"][0]["rows_before"], serde_json::Value::Null);
     assert_eq!(plan["input_sha256"].as_str().unwrap().len(), 64);
 }
+
+#[test]
+fn run_refuses_temporary_names_and_symlinks_but_plan_reads_them() {
+    let product = Product::new("");
+    let line = event("e1", 1, "A", "2024-03-01T10:00:00Z");
+    let partial = product.input("x.jsonl.part", &[&line]);
+    let real = product.input("real.jsonl", &[&line]);
+    let link = product.path("inbox/link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    for path in [&partial, &link] {
+        let ran = product.wharf(&["run", path.to_str().unwrap()]);
+        assert_eq!(ran.code, 2, "{}", ran.stderr);
+        assert!(
+            ran.stderr.contains("temporary name") || ran.stderr.contains("symbolic link"),
+            "{}",
+            ran.stderr
+        );
+    }
+    assert!(!product.path("lake").exists() && !product.path("state").exists());
+    assert_eq!(
+        product.plan(&partial).code,
+        0,
+        "planning a file still being written is harmless"
+    );
+}
