@@ -353,3 +353,36 @@ pub fn lock_holder(path: &Path) -> Option<u32> {
             .flatten()
     })
 }
+
+/// Two generated inputs over the same two dates, and what each publishes when landed in
+/// that order on a reference product.
+pub struct TwoVersions {
+    _dir: tempfile::TempDir,
+    pub old: PathBuf,
+    pub new: PathBuf,
+    pub old_data: Dataset,
+    pub new_data: Dataset,
+}
+
+impl TwoVersions {
+    /// `events` events each, generated with seeds `seeds`.
+    pub fn generate(events: u64, seeds: (u64, u64)) -> TwoVersions {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.jsonl");
+        let new = dir.path().join("new.jsonl");
+        generate(&old, events, 2, seeds.0, &[]);
+        generate(&new, events, 2, seeds.1, &[]);
+        let reference = Product::new();
+        reference.land(&old);
+        let old_data = reference.snapshot();
+        reference.land(&new);
+        let new_data = reference.snapshot();
+        TwoVersions {
+            _dir: dir,
+            old,
+            new,
+            old_data,
+            new_data,
+        }
+    }
+}

@@ -15,40 +15,14 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::common::{self, Dataset, Product};
+use crate::common::{self, Dataset, Product, TwoVersions};
 
 mod injected;
 
-struct Inputs {
-    _dir: tempfile::TempDir,
-    old: PathBuf,
-    new: PathBuf,
-    old_data: Dataset,
-    new_data: Dataset,
-}
-
 /// Two small inputs over the same two dates and what each publishes.
-fn inputs() -> &'static Inputs {
-    static INPUTS: OnceLock<Inputs> = OnceLock::new();
-    INPUTS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let old = dir.path().join("old.jsonl");
-        let new = dir.path().join("new.jsonl");
-        common::generate(&old, 3000, 2, 41, &[]);
-        common::generate(&new, 3000, 2, 42, &[]);
-        let reference = Product::new();
-        reference.land(&old);
-        let old_data = reference.snapshot();
-        reference.land(&new);
-        let new_data = reference.snapshot();
-        Inputs {
-            _dir: dir,
-            old,
-            new,
-            old_data,
-            new_data,
-        }
-    })
+fn inputs() -> &'static TwoVersions {
+    static INPUTS: OnceLock<TwoVersions> = OnceLock::new();
+    INPUTS.get_or_init(|| TwoVersions::generate(3000, (41, 42)))
 }
 
 /// A mount (or an immutable flag) undone when dropped.

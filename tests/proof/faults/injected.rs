@@ -6,53 +6,30 @@
 //! then a rerun without the fault converges to the uninterrupted result.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Output;
 use std::sync::OnceLock;
 
-use crate::common::{self, Dataset, Product};
+use crate::common::{self, Dataset, Product, TwoVersions};
 
 const ERRNOS: [(&str, &str); 2] = [
     ("EIO", "Input/output error"),
     ("ENOSPC", "No space left on device"),
 ];
 
-struct Inputs {
-    _dir: tempfile::TempDir,
-    old: PathBuf,
-    new: PathBuf,
-    old_data: Dataset,
-    new_data: Dataset,
-}
-
 /// Two small inputs over the same two dates (small: every run here is one of hundreds).
-fn inputs() -> &'static Inputs {
-    static INPUTS: OnceLock<Inputs> = OnceLock::new();
+fn inputs() -> &'static TwoVersions {
+    static INPUTS: OnceLock<TwoVersions> = OnceLock::new();
     INPUTS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let old = dir.path().join("old.jsonl");
-        let new = dir.path().join("new.jsonl");
-        common::generate(&old, 400, 2, 51, &[]);
-        common::generate(&new, 400, 2, 52, &[]);
-        let reference = Product::new();
-        reference.land(&old);
-        let old_data = reference.snapshot();
-        reference.land(&new);
-        let new_data = reference.snapshot();
-        assert_eq!(old_data.rows.len(), 2);
+        let inputs = TwoVersions::generate(400, (51, 52));
+        assert_eq!(inputs.old_data.rows.len(), 2);
         assert!(
-            old_data
+            inputs
+                .old_data
                 .rows
                 .keys()
-                .all(|d| old_data.rows[d] != new_data.rows[d])
+                .all(|d| inputs.old_data.rows[d] != inputs.new_data.rows[d])
         );
-        Inputs {
-            _dir: dir,
-            old,
-            new,
-            old_data,
-            new_data,
-        }
+        inputs
     })
 }
 
