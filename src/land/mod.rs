@@ -76,6 +76,17 @@ pub fn plan_input(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
+    plan_with_manifest(config, path, options, progress).map(|(plan, _)| plan)
+}
+
+/// [`plan_input`], also returning the manifest the plan was decided against (a run holds
+/// the lock, so it is still the manifest when the run publishes).
+fn plan_with_manifest(
+    config: &Config,
+    path: &Path,
+    options: DecideOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(Plan, Manifest)> {
     let input = input::open(path)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
@@ -111,9 +122,8 @@ pub fn plan_input(
         WriteMode::Replace => None,
         WriteMode::Merge => Some(merge_batch(config, &manifest, &summary)?),
     };
-    Ok(plan::decide(
-        summary, owner, config, &published, merged, options,
-    ))
+    let plan = plan::decide(summary, owner, config, &published, merged, options);
+    Ok((plan, manifest))
 }
 
 /// §10: reads the published rows the batch's winners meet and merges them.
@@ -157,7 +167,7 @@ pub fn run(
     refuse_unclosed(path)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
-    let plan = plan_input(config, path, options, progress)?; // §5.3–5.10
+    let (plan, manifest) = plan_with_manifest(config, path, options, progress)?; // §5.3–5.10
     let now = timestamp_now();
     let (status, swaps) = match plan.action {
         Action::Skip => (RunStatus::Skipped, Vec::new()),
@@ -168,7 +178,7 @@ pub fn run(
         Action::Publish => {
             quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
             failpoint::hit("after_quarantine");
-            let published = publish(config, &plan, &now, progress); // §6.2–6.4
+            let published = publish(config, &plan, manifest, &now, progress); // §6.2–6.4
             if published.is_err() {
                 let _ = swap::clean_staging(config); // the error is the one to report
             }
@@ -213,6 +223,7 @@ fn refuse_unclosed(path: &Path) -> Result<()> {
 fn publish(
     config: &Config,
     plan: &Plan,
+    mut manifest: Manifest,
     now: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Vec<swap::SwapMethod>> {
@@ -240,7 +251,6 @@ fn publish(
     atomic::sync_dir(&staging)?;
     failpoint::hit("after_stage");
 
-    let mut manifest = state::read_manifest(config)?;
     let mut methods = Vec::with_capacity(by_date.len());
     // Merge moves keys only to later dates: newest first puts a moved key on its new date
     // before it leaves the old one (§10.4), so a crash between swaps never loses it.
