@@ -14,27 +14,8 @@ use std::path::Path;
 use wharf::config::Config;
 use wharf::contract::{LineBytes, Outcome, Schema, classify};
 
-/// The sample product's config (samples/wharf.toml), paths left to their defaults.
-const CONFIG: &str = r#"
-product = "orders"
-files_per_date = 1
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-prohibited = ["email", "name", "payment_token"]
-unknown_fields = "breach"
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int",       required = false }
-courier_id = { type = "string",    required = false }
-city       = { type = "string",    required = false }
-"#;
+/// The sample product's config: one source for the samples, the tests and the benches.
+const CONFIG: &str = include_str!("../../samples/wharf.toml");
 
 /// The sample config, resolved against `/bench`.
 pub fn config() -> Config {

@@ -10,25 +10,15 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::Value;
 
-pub const SCHEMA: &str = r#"
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-prohibited = ["email", "name", "payment_token"]
-unknown_fields = "breach"
+/// The sample product's config; its `[schema]` part is every test product's schema.
+const SAMPLE: &str = include_str!("../../samples/wharf.toml");
 
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int",       required = false }
-courier_id = { type = "string",    required = false }
-city       = { type = "string",    required = false }
-"#;
+/// The `[schema]` part of the sample config.
+pub fn schema() -> &'static str {
+    &SAMPLE[SAMPLE
+        .find("[schema]")
+        .expect("the sample config has a [schema] table")..]
+}
 
 /// A product in a temporary folder.
 pub struct Product {
@@ -58,7 +48,7 @@ impl Product {
     /// A product with the contract's defaults plus `settings` (TOML lines).
     pub fn new(settings: &str) -> Product {
         let dir = tempfile::tempdir().unwrap();
-        let config = format!("product = \"orders\"\n{settings}\n{SCHEMA}");
+        let config = format!("product = \"orders\"\n{settings}\n{}", schema());
         fs::write(dir.path().join("wharf.toml"), config).unwrap();
         fs::create_dir_all(dir.path().join("inbox")).unwrap();
         Product { dir }

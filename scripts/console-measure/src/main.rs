@@ -23,23 +23,8 @@ use wharf::config::Config;
 use wharf::console::app::PlanState;
 use wharf::console::{Action, Console, Event, event_loop, theme};
 
-const CONFIG: &str = r#"product = "orders"
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-prohibited = ["email", "name", "payment_token"]
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int",       required = false }
-courier_id = { type = "string",    required = false }
-city       = { type = "string",    required = false }
-"#;
+/// The sample product's config (inbox, roots and schema as the samples have them).
+const CONFIG: &str = include_str!("../../../samples/wharf.toml");
 
 fn product(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir.join("inbox")).expect("inbox");
