@@ -4,10 +4,14 @@
 //! - [`timestamp`]: RFC 3339 → exact [`Instant`]; UTC [`Date`]s.
 //! - [`json`]: strict parsing that keeps duplicate keys.
 //! - [`classify`]: the checks in the contract's order.
+//! - [`fast`]: the common accepted shape in one pass, agreeing with `classify`.
+//! - [`row`]: the compact encoding of accepted records for the hot path.
 //! - [`schema`]: the declared fields and their roles.
 
 pub mod classify;
+pub mod fast;
 pub mod json;
+pub mod row;
 pub mod schema;
 pub mod timestamp;
 

@@ -114,8 +114,12 @@ impl serde::Serialize for Date {
 /// truncated), then `Z`/`z`/`±HH:MM`. A leap second is accepted only at 23:59:60 UTC and
 /// counts as 23:59:59.999999999 UTC.
 pub fn parse(text: &str) -> Result<Instant, TimestampError> {
+    parse_bytes(text.as_bytes())
+}
+
+/// [`parse`] on the bytes of a string (anything but ASCII is invalid anyway).
+pub fn parse_bytes(b: &[u8]) -> Result<Instant, TimestampError> {
     use TimestampError::{Invalid, WithoutOffset};
-    let b = text.as_bytes();
     if b.len() < 19
         || b[4] != b'-'
         || b[7] != b'-'

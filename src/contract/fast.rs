@@ -1,0 +1,406 @@
+//! The common case of [`classify`](super::classify), in one pass and without allocating:
+//! a line that is one flat object of declared fields, each of its declared type, with no
+//! escapes. [`accept`] either proves the line accepted and appends its [`row`] encoding,
+//! or declines, and the caller classifies the line the full way, which names the reason.
+//!
+//! Declining is always safe; accepting must agree with `classify` exactly (same values),
+//! which a differential property test checks on generated and mutated lines.
+
+use smallvec::SmallVec;
+
+use super::row;
+use super::schema::{FieldType, Schema};
+use super::timestamp::{self, Instant};
+
+/// One declared field's value as the fast path found it.
+#[derive(Clone, Copy)]
+enum Slot {
+    Absent,
+    Null,
+    Int(i64),
+    /// A string's body: `start..end` in the line, no escapes, valid UTF-8.
+    Str(u32, u32),
+    Ts(Instant),
+}
+
+/// Appends the row encoding of `line` to `out` and returns `true` when the line is
+/// accepted by the fast path; returns `false` (leaving `out` as it was) otherwise.
+pub fn accept(line: &[u8], schema: &Schema, out: &mut Vec<u8>) -> bool {
+    let mut slots: SmallVec<[Slot; 16]> = SmallVec::from_elem(Slot::Absent, schema.fields.len());
+    if scan(line, schema, &mut slots).is_none() {
+        return false;
+    }
+    for (field, slot) in schema.fields.iter().zip(&slots) {
+        if field.required && matches!(slot, Slot::Absent | Slot::Null) {
+            return false;
+        }
+    }
+    for slot in &slots {
+        match *slot {
+            Slot::Absent | Slot::Null => row::push_null(out),
+            Slot::Int(n) => row::push_int(out, n),
+            Slot::Str(start, end) => row::push_str(out, &line[start as usize..end as usize]),
+            Slot::Ts(instant) => row::push_ts(out, instant),
+        }
+    }
+    true
+}
+
+/// Fills `slots` from the line's members; `None` declines the line.
+fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot]) -> Option<()> {
+    let mut at = skip_ws(line, 0);
+    if line.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_ws(line, at + 1);
+    if line.get(at) == Some(&b'}') {
+        return end(line, at + 1);
+    }
+    let mut guess = 0;
+    loop {
+        let (start, end_of_key) = string_body(line, at)?;
+        let index = field_index(schema, &line[start..end_of_key], guess)?;
+        if !matches!(slots[index], Slot::Absent) {
+            return None; // a duplicate key: the full path names it
+        }
+        guess = index + 1;
+        at = skip_ws(line, end_of_key + 1);
+        if line.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_ws(line, at + 1);
+        let (slot, next) = value(line, at, schema.fields[index].ty)?;
+        slots[index] = slot;
+        at = skip_ws(line, next);
+        match line.get(at)? {
+            b',' => at = skip_ws(line, at + 1),
+            b'}' => return end(line, at + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Only whitespace may follow the closing brace.
+fn end(line: &[u8], at: usize) -> Option<()> {
+    (skip_ws(line, at) == line.len()).then_some(())
+}
+
+fn skip_ws(line: &[u8], mut at: usize) -> usize {
+    while matches!(line.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The declared field called `name`, trying `guess` first (lines tend to keep the
+/// declared order).
+fn field_index(schema: &Schema, name: &[u8], guess: usize) -> Option<usize> {
+    if schema
+        .fields
+        .get(guess)
+        .is_some_and(|f| f.name.as_bytes() == name)
+    {
+        return Some(guess);
+    }
+    schema.fields.iter().position(|f| f.name.as_bytes() == name)
+}
+
+/// The body of the string whose quote is at `at`: `(start, end)` with `end` on the
+/// closing quote. Declines escapes and raw control characters; checks UTF-8.
+fn string_body(line: &[u8], at: usize) -> Option<(usize, usize)> {
+    if line.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    let mut high = 0u8;
+    let mut i = start;
+    loop {
+        let b = *line.get(i)?;
+        if b == b'"' {
+            break;
+        }
+        if b == b'\\' || b < 0x20 {
+            return None;
+        }
+        high |= b;
+        i += 1;
+    }
+    if high >= 0x80 && std::str::from_utf8(&line[start..i]).is_err() {
+        return None;
+    }
+    Some((start, i))
+}
+
+/// The value at `at` for a field of type `ty`, and the offset just past it.
+fn value(line: &[u8], at: usize, ty: FieldType) -> Option<(Slot, usize)> {
+    match (line.get(at)?, ty) {
+        (b'n', _) => (line.get(at..at + 4)? == b"null").then_some((Slot::Null, at + 4)),
+        (b'-' | b'0'..=b'9', FieldType::Int) => integer(line, at),
+        (b'"', FieldType::String) => {
+            let (start, end) = string_body(line, at)?;
+            Some((Slot::Str(start as u32, end as u32), end + 1))
+        }
+        (b'"', FieldType::Timestamp) => {
+            let (start, end) = string_body(line, at)?;
+            let instant = timestamp::parse_bytes(&line[start..end]).ok()?;
+            Some((Slot::Ts(instant), end + 1))
+        }
+        _ => None,
+    }
+}
+
+/// A JSON integer (`-?(0|[1-9][0-9]*)`, no fraction or exponent) that fits i64.
+fn integer(line: &[u8], at: usize) -> Option<(Slot, usize)> {
+    let negative = line[at] == b'-';
+    let first = at + usize::from(negative);
+    let mut i = first;
+    let mut magnitude: u64 = 0;
+    while let Some(&d @ b'0'..=b'9') = line.get(i) {
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(u64::from(d - b'0'))?;
+        i += 1;
+    }
+    let digits = i - first;
+    if digits == 0 || (digits > 1 && line[first] == b'0') {
+        return None;
+    }
+    if matches!(line.get(i), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    let n = if negative {
+        0i64.checked_sub_unsigned(magnitude)?
+    } else {
+        i64::try_from(magnitude).ok()?
+    };
+    Some((Slot::Int(n), i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::contract::{LineBytes, Outcome, classify};
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn schema() -> Schema {
+        let text = r#"
+product = "orders"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+prohibited = ["email"]
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+status     = { type = "string",    required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int" }
+city       = { type = "string" }
+"#;
+        Config::parse(text, Path::new("/w.toml"), Path::new("/"))
+            .map(|c| c.schema)
+            .expect("the test schema parses")
+    }
+
+    /// The fast path's verdict and encoding, or `None` when it declines.
+    fn fast(line: &[u8], schema: &Schema) -> Option<Vec<u8>> {
+        let mut out = vec![0xAA]; // what was there before must stay
+        let accepted = accept(line, schema, &mut out);
+        assert!(
+            accepted || out == [0xAA],
+            "a declined line appended nothing"
+        );
+        accepted.then(|| out.split_off(1))
+    }
+
+    /// The full path's encoding of an accepted line.
+    fn full(line: &[u8], schema: &Schema) -> Option<Vec<u8>> {
+        match classify(LineBytes::Kept(line), schema) {
+            Outcome::Accepted(record) => {
+                let mut out = Vec::new();
+                row::push_record(&mut out, &record);
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+
+    /// A member `"name":value`, the value valid four times in five.
+    fn member(
+        name: &'static str,
+        valid: &'static str,
+        odd: &'static [&'static str],
+    ) -> BoxedStrategy<String> {
+        let odd = prop::sample::select(odd).prop_map(str::to_owned);
+        prop_oneof![4 => valid.prop_map(|v| v), 1 => odd]
+            .prop_map(move |value| format!(r#""{name}":{value}"#))
+            .boxed()
+    }
+
+    /// Order-event lines, mostly accepted: every declared field (optional ones sometimes
+    /// left out), odd values one time in five, shuffled, odd spacing, sometimes an extra
+    /// or repeated member or trailing text.
+    fn line() -> impl Strategy<Value = String> {
+        let members = (
+            member(
+                "event_id",
+                r#""e[0-9a-z]{1,6}""#,
+                &[
+                    r#""é\n""#,
+                    "12",
+                    "\"a\u{1}\"",
+                    "null",
+                    r#""a\"b""#,
+                    r#""€""#,
+                ],
+            ),
+            member(
+                "order_id",
+                "-?[1-9][0-9]{0,18}",
+                &[
+                    "-0",
+                    "0",
+                    "01",
+                    "00",
+                    "1.0",
+                    "1e3",
+                    r#""7""#,
+                    "null",
+                    "9223372036854775807",
+                    "9223372036854775808",
+                    "-9223372036854775808",
+                    "-9223372036854775809",
+                    "-",
+                    "1x",
+                ],
+            ),
+            member(
+                "status",
+                r#""[a-z]{0,8}""#,
+                &[
+                    "null",
+                    "{}",
+                    "[1]",
+                    r#""ü€""#,
+                    r#""a\"b""#,
+                    "true",
+                    r#""\ud800""#,
+                    "nul",
+                    "\"\u{7f}\"",
+                ],
+            ),
+            member(
+                "updated_at",
+                r#""20[0-9]{2}-0[1-9]-[0-2][1-9][T ][01][0-9]:[0-5][0-9]:[0-5][0-9](\.[0-9]{1,12})?(Z|[+-]0[0-9]:[0-5][0-9])""#,
+                &[
+                    r#""2024-03-01T10:00:00""#,
+                    r#""2024-02-30T10:00:00Z""#,
+                    r#""2016-12-31T23:59:60Z""#,
+                    r#""2024-03-01T23:59:60Z""#,
+                    r#""2024-03-01t10:00:00z""#,
+                    "1709287200",
+                    r#""2024-03-01T10:00:00.Z""#,
+                    r#""2024-03-01T10:00:00+24:00""#,
+                ],
+            ),
+            prop::option::of(member(
+                "seq",
+                "-?[0-9]{1,3}",
+                &["null", r#""1""#, "1.5", "99999999999999999999"],
+            )),
+            prop::option::of(member(
+                "city",
+                r#""[A-Za-z ]{0,10}""#,
+                &["null", "1", r#""Köln""#],
+            )),
+            prop::option::of(prop::sample::select(
+                &[
+                    r#""email":"x""#,
+                    r#""other":1"#,
+                    r#""st\u0061tus":"a""#,
+                    r#""status":"again""#,
+                    r#""seq":1"#,
+                ][..],
+            )),
+        );
+        (
+            members,
+            "[ \t]{0,2}",
+            prop_oneof![8 => Just(""), 1 => Just(" "), 1 => Just("x"), 1 => Just(","), 1 => Just("}")],
+        )
+            .prop_flat_map(|((e, o, s, u, q, c, extra), space, tail)| {
+                let mut all = vec![e, o, s, u];
+                all.extend(q);
+                all.extend(c);
+                all.extend(extra.map(str::to_owned));
+                (Just(all).prop_shuffle(), Just(space), Just(tail))
+            })
+            .prop_map(|(members, space, tail)| {
+                format!("{space}{{{}}}{space}{tail}", members.join(&format!(",{space}")))
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn the_fast_path_accepts_exactly_what_classify_accepts(line in line()) {
+            let schema = schema();
+            let full = full(line.as_bytes(), &schema);
+            match fast(line.as_bytes(), &schema) {
+                Some(encoded) => prop_assert_eq!(Some(encoded), full, "{}", line),
+                // Declining is only allowed where classify's full parse is needed: a
+                // line it accepts has no escapes in the generator, so it must be fast.
+                None => prop_assert!(full.is_none() || line.contains('\\'), "declined {}", line),
+            }
+        }
+
+        #[test]
+        fn any_bytes_never_panic_or_disagree(bytes in prop::collection::vec(any::<u8>(), 0..120)) {
+            let schema = schema();
+            if let Some(encoded) = fast(&bytes, &schema) {
+                prop_assert_eq!(Some(encoded), full(&bytes, &schema));
+            }
+        }
+    }
+
+    #[test]
+    fn the_common_shapes_take_the_fast_path() {
+        let schema = schema();
+        for line in [
+            r#"{"event_id":"e1","order_id":7,"status":"paid","updated_at":"2024-03-01T10:00:00Z"}"#,
+            r#"{"event_id":"e1","order_id":-7,"status":"","updated_at":"2024-03-01T10:00:00.123456789+05:30","seq":3,"city":"Köln"}"#,
+            r#" { "city" : null , "updated_at":"2024-03-01 10:00:00z","status":"a","order_id":0,"event_id":"e" } "#,
+            r#"{"event_id":"e1","order_id":-9223372036854775808,"status":"s","updated_at":"2016-12-31T23:59:60Z","seq":9223372036854775807}"#,
+        ] {
+            let encoded = fast(line.as_bytes(), &schema);
+            assert!(encoded.is_some(), "fast path declined {line}");
+            assert_eq!(encoded, full(line.as_bytes(), &schema), "{line}");
+        }
+    }
+
+    #[test]
+    fn everything_the_contract_rejects_is_declined() {
+        let schema = schema();
+        for line in [
+            r#"{"event_id":"e1","order_id":7,"status":"paid"}"#,
+            r#"{"event_id":"e1","order_id":7,"status":"paid","updated_at":"2024-03-01T10:00:00"}"#,
+            r#"{"event_id":"e1","order_id":7,"order_id":7,"status":"paid","updated_at":"2024-03-01T10:00:00Z"}"#,
+            r#"{"event_id":"e1","order_id":9223372036854775808,"status":"p","updated_at":"2024-03-01T10:00:00Z"}"#,
+            r#"{"event_id":"e1","order_id":7,"status":"p","updated_at":"2024-03-01T10:00:00Z","email":"x"}"#,
+            r#"{"event_id":"e1","order_id":7,"status":"p","updated_at":"2024-03-01T10:00:00Z"} x"#,
+            r#"{"event_id":"e1","order_id":7,"status":"p","updated_at":"2024-03-01T10:00:00Z",}"#,
+            "{\"event_id\":\"e\u{1}\",\"order_id\":7,\"status\":\"p\",\"updated_at\":\"2024-03-01T10:00:00Z\"}",
+            "",
+            "   ",
+        ] {
+            assert_eq!(fast(line.as_bytes(), &schema), None, "{line}");
+        }
+        let invalid_utf8 = b"{\"event_id\":\"\xff\",\"order_id\":7,\"status\":\"p\",\"updated_at\":\"2024-03-01T10:00:00Z\"}";
+        assert_eq!(fast(invalid_utf8, &schema), None);
+    }
+}
