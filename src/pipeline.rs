@@ -32,11 +32,37 @@ struct Chunk {
     read: u64,
 }
 
-/// Mapped lines of one chunk.
-struct Mapped<T> {
+/// One chunk's result.
+struct Mapped<B> {
     seq: u64,
-    items: Vec<T>,
+    batch: B,
     read: u64,
+}
+
+/// The lines of one chunk, in order, for a chunk mapper (see [`scan_chunks`]).
+pub struct Lines<'a> {
+    chunk: &'a Chunk,
+}
+
+impl Lines<'_> {
+    /// Each line's number and bytes.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, LineBytes<'_>)> {
+        self.chunk.lines.iter().map(|(number, range)| match range {
+            Some((start, end)) => (
+                *number,
+                LineBytes::Kept(&self.chunk.bytes[*start as usize..*end as usize]),
+            ),
+            None => (*number, LineBytes::TooLong),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.chunk.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chunk.lines.is_empty()
+    }
 }
 
 /// Reads `reader` once with `threads` workers applying `map` to each line; `sink` gets
@@ -56,17 +82,53 @@ where
     T: Send,
     M: Fn(u64, LineBytes<'_>) -> T + Sync,
 {
+    let map_chunk = |lines: Lines<'_>| -> Vec<T> {
+        lines
+            .iter()
+            .map(|(number, line)| map(number, line))
+            .collect()
+    };
+    scan_chunks(
+        reader,
+        source,
+        max_line_bytes,
+        threads,
+        &map_chunk,
+        progress,
+        |items| items.into_iter().for_each(&mut sink),
+    )
+}
+
+/// [`scan`] a chunk at a time: `map` turns one chunk's lines into a batch, and `sink`
+/// gets the batches in line order.
+pub fn scan_chunks<R, B, M>(
+    reader: R,
+    source: &Path,
+    max_line_bytes: usize,
+    threads: usize,
+    map: &M,
+    progress: &mut dyn FnMut(u64) -> bool,
+    mut sink: impl FnMut(B),
+) -> Result<String>
+where
+    R: Read + Send,
+    B: Send,
+    M: Fn(Lines<'_>) -> B + Sync,
+{
     let cancelled = AtomicBool::new(false);
+    let spare: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(IN_FLIGHT);
-        let (mapped_tx, mapped_rx) = sync_channel::<Mapped<T>>(IN_FLIGHT);
+        let (mapped_tx, mapped_rx) = sync_channel::<Mapped<B>>(IN_FLIGHT);
         let cancelled = &cancelled;
-        let reading =
-            scope.spawn(move || read_chunks(reader, source, max_line_bytes, chunk_tx, cancelled));
+        // Mapped chunks go back to the reader, so their buffers are reused.
+        let spare = &spare;
+        let reading = scope
+            .spawn(move || read_chunks(reader, source, max_line_bytes, chunk_tx, spare, cancelled));
         let chunk_rx = Arc::new(Mutex::new(chunk_rx));
         for _ in 0..threads.max(1) {
             let (rx, tx) = (Arc::clone(&chunk_rx), mapped_tx.clone());
-            scope.spawn(move || map_chunks(&rx, &tx, map));
+            scope.spawn(move || map_chunks(&rx, &tx, spare, map));
         }
         drop(mapped_tx);
         let delivered = deliver(&mapped_rx, progress, &mut sink);
@@ -82,19 +144,19 @@ where
     })
 }
 
-/// Receives mapped chunks, reorders them by sequence and hands their items to `sink`.
-fn deliver<T>(
-    mapped: &Receiver<Mapped<T>>,
+/// Receives mapped chunks, reorders them by sequence and hands their batches to `sink`.
+fn deliver<B>(
+    mapped: &Receiver<Mapped<B>>,
     progress: &mut dyn FnMut(u64) -> bool,
-    sink: &mut impl FnMut(T),
+    sink: &mut impl FnMut(B),
 ) -> Result<()> {
-    let mut waiting: BTreeMap<u64, Mapped<T>> = BTreeMap::new();
+    let mut waiting: BTreeMap<u64, Mapped<B>> = BTreeMap::new();
     let mut next = 0u64;
     for chunk in mapped {
         waiting.insert(chunk.seq, chunk);
         while let Some(chunk) = waiting.remove(&next) {
             next += 1;
-            chunk.items.into_iter().for_each(&mut *sink);
+            sink(chunk.batch);
             if !progress(chunk.read) {
                 return Err(Error::Cancelled);
             }
@@ -103,9 +165,13 @@ fn deliver<T>(
     Ok(())
 }
 
-fn map_chunks<T, M>(chunks: &Mutex<Receiver<Chunk>>, out: &SyncSender<Mapped<T>>, map: &M)
-where
-    M: Fn(u64, LineBytes<'_>) -> T,
+fn map_chunks<B, M>(
+    chunks: &Mutex<Receiver<Chunk>>,
+    out: &SyncSender<Mapped<B>>,
+    spare: &Mutex<Vec<Chunk>>,
+    map: &M,
+) where
+    M: Fn(Lines<'_>) -> B,
 {
     loop {
         let next = match chunks.lock() {
@@ -113,25 +179,12 @@ where
             Err(_) => return,
         };
         let Ok(chunk) = next else { return };
-        let items = chunk
-            .lines
-            .iter()
-            .map(|(number, range)| match range {
-                Some((start, end)) => map(
-                    *number,
-                    LineBytes::Kept(&chunk.bytes[*start as usize..*end as usize]),
-                ),
-                None => map(*number, LineBytes::TooLong),
-            })
-            .collect();
-        if out
-            .send(Mapped {
-                seq: chunk.seq,
-                items,
-                read: chunk.read,
-            })
-            .is_err()
-        {
+        let batch = map(Lines { chunk: &chunk });
+        let (seq, read) = (chunk.seq, chunk.read);
+        if let Ok(mut spare) = spare.lock() {
+            spare.push(chunk);
+        }
+        if out.send(Mapped { seq, batch, read }).is_err() {
             return;
         }
     }
@@ -143,6 +196,7 @@ fn read_chunks(
     source: &Path,
     max_line_bytes: usize,
     chunks: SyncSender<Chunk>,
+    spare: &Mutex<Vec<Chunk>>,
     cancelled: &AtomicBool,
 ) -> Result<String> {
     let mut hasher = Sha256::new();
@@ -156,11 +210,23 @@ fn read_chunks(
     };
     let mut read = 0u64;
     let seal = |chunk: &mut Chunk, read: u64| -> bool {
-        let next = Chunk {
-            seq: chunk.seq + 1,
-            bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
-            lines: Vec::with_capacity(chunk.lines.len()),
-            read: 0,
+        let reused = spare.lock().ok().and_then(|mut s| s.pop());
+        let next = match reused {
+            Some(mut old) => {
+                old.bytes.clear();
+                old.lines.clear();
+                Chunk {
+                    seq: chunk.seq + 1,
+                    read: 0,
+                    ..old
+                }
+            }
+            None => Chunk {
+                seq: chunk.seq + 1,
+                bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
+                lines: Vec::with_capacity(chunk.lines.len()),
+                read: 0,
+            },
         };
         let mut sealed = std::mem::replace(chunk, next);
         sealed.read = read;

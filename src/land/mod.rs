@@ -17,16 +17,17 @@ pub mod swap;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use std::collections::BTreeSet;
 
 use crate::config::{Config, WriteMode};
-use crate::contract::{self, Date};
+use crate::contract::Date;
 use crate::error::Result;
 use crate::plan::{
-    self, Action, Checkpoint, DecideOptions, Event, Manifest, Merged, Owner, PartitionEntry, Plan,
-    PublishedRows, Summary, Tally,
+    self, Action, Batch, Checkpoint, DecideOptions, Event, Manifest, Merged, Owner, PartitionEntry,
+    Plan, PublishedRows, Summary, Tally,
 };
 use crate::{input, pipeline};
 
@@ -93,24 +94,37 @@ fn plan_with_manifest(
     let mut tally = Tally::new(&config.schema);
     // Order events run ~130 bytes a line; a table sized for them never rehashes.
     tally.reserve((input.size / 160) as usize);
-    let hashers = tally.hashers().clone();
     let schema = &config.schema;
-    let classify = |line: u64, bytes: contract::LineBytes<'_>| {
-        (
-            line,
-            hashers.prepare(contract::classify(bytes, schema), schema),
-        )
+    // Batches go back to the workers once merged: their buffers are reused, not faulted
+    // in afresh for every chunk (a measured cost).
+    let spare: Mutex<Vec<Batch>> = Mutex::new(Vec::new());
+    let classify = |lines: pipeline::Lines<'_>| {
+        let mut batch = spare
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default();
+        for (line, bytes) in lines.iter() {
+            batch.classify(line, bytes, schema);
+        }
+        batch
     };
     let total = input.size;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let sha256 = pipeline::scan(
+    let sha256 = pipeline::scan_chunks(
         &input.file,
         path,
         config.max_line_bytes,
         threads,
         &classify,
         &mut |bytes| progress(Progress::Reading { bytes, total }),
-        |(line, prepared)| tally.push_prepared(line, prepared),
+        |mut batch| {
+            tally.push_batch(&batch);
+            batch.clear();
+            if let Ok(mut spare) = spare.lock() {
+                spare.push(batch);
+            }
+        },
     )?;
     let published = state::published(config, checkpoint, &manifest)?;
     let owner = Owner {

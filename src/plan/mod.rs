@@ -15,7 +15,7 @@ pub use decide::{DecideOptions, decide};
 pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
-pub use tally::{Counts, LineFinding, Summary, Tally};
+pub use tally::{Batch, Counts, LineFinding, Summary, Tally};
 
 use std::collections::BTreeMap;
 

@@ -4,15 +4,16 @@
 //! ties it. [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by key.
 
 use std::collections::BTreeMap;
-use std::hash::Hash;
 
 use hashbrown::{HashTable, hash_table};
-use xxhash_rust::xxh3::{Xxh3, xxh3_64_with_seed, xxh3_128_with_seed};
+use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 use serde::{Deserialize, Serialize};
 
-use super::rank::{self, Event, Precedence};
-use crate::contract::{Date, LineIssue, LineReason, Outcome, Record, Schema, Value};
+use super::rank::{Event, Precedence};
+use crate::contract::{
+    Date, LineBytes, LineIssue, LineReason, Outcome, Schema, Value, classify, fast, row,
+};
 
 /// The line counts of CONTRACT.md §8.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,96 +59,240 @@ pub struct LineFinding {
     pub issue: LineIssue,
 }
 
-/// The best event of one key so far.
-struct Best {
-    key_hash: u64,
-    event: Event,
-    /// The runner-up ties the best on instant and tiebreak.
-    tied: bool,
+/// One classified chunk of lines, built by a worker thread ([`Batch::classify`]) and
+/// merged in line order by [`Tally::push_batch`]. Accepted records are encoded ([`row`])
+/// into one buffer with the hashes the merge compares, so the hot path allocates per
+/// chunk, not per line, and the merging thread only compares.
+#[derive(Debug, Default)]
+pub struct Batch {
+    lines: u64,
+    blank: u64,
+    rejected: u64,
+    /// Rejects and breaches of this chunk.
+    findings: Vec<LineFinding>,
+    events: Vec<Accepted>,
+    /// Every accepted record of the chunk, encoded, back to back.
+    rows: Vec<u8>,
+    /// Scratch: the field offsets of the record being hashed.
+    starts: Vec<u32>,
 }
 
-/// Hashes for the identity of events (their id), their sameness (all values) and their
-/// key, computed by the threads that classify lines so the merging thread only compares.
-/// Ids are kept as 128-bit xxh3 hashes and values as 64-bit fingerprints, so memory grows
-/// with distinct events by ~24 bytes each, not by the events' size.
-#[derive(Clone, Debug, Default)]
-pub struct Hashers;
-
-/// A classified line with the hashes the tally needs.
-#[derive(Clone, Debug)]
-pub struct Prepared {
-    outcome: Outcome,
-    /// For an accepted line: its hashes.
-    identity: Option<Identity>,
-}
-
+/// An accepted line in a [`Batch`]: where its record is and what the merge compares.
 #[derive(Clone, Copy, Debug)]
-struct Identity {
-    event: u128,
+struct Accepted {
+    line: u64,
+    precedence: Precedence,
+    /// 128-bit hash of the event id field (retries and conflicts, §2).
+    id: u128,
+    /// 64-bit hash of the whole record: equal records, equal fingerprints.
     fingerprint: u64,
-    key: u64,
+    key_hash: u64,
+    /// The record, and its key field within it, in the batch's `rows`.
+    row: (u32, u32),
+    key: (u32, u32),
+    short_key: ShortKey,
+}
+
+/// The first bytes of an encoded key, zero-padded, and its length: keys this short (an
+/// int key is 9 bytes) compare without touching their record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ShortKey {
+    prefix: [u8; 16],
+    len: u32,
+}
+
+impl ShortKey {
+    fn of(key: &[u8]) -> Self {
+        let mut prefix = [0u8; 16];
+        let n = key.len().min(16);
+        prefix[..n].copy_from_slice(&key[..n]);
+        ShortKey {
+            prefix,
+            len: key.len() as u32,
+        }
+    }
+
+    /// Whether the prefix is the whole key.
+    fn is_whole(&self) -> bool {
+        self.len as usize <= self.prefix.len()
+    }
 }
 
 const ID_SEED: u64 = 0x5748_4152_465f_4944; // "WHARF_ID"
 const VALUES_SEED: u64 = 0x5748_4152_465f_5653;
 const KEY_SEED: u64 = 0x5748_4152_465f_4b59;
 
-/// A 64-bit hash of one value, distinct across variants (a string "1" is not the int 1).
-fn value_hash(seed: u64, value: &Value) -> u64 {
-    match value {
-        Value::Null => xxh3_64_with_seed(b"", seed ^ 1),
-        Value::Int(n) => xxh3_64_with_seed(&n.to_le_bytes(), seed ^ 2),
-        Value::Str(s) => xxh3_64_with_seed(s.as_bytes(), seed ^ 3),
-        Value::Ts(t) => {
-            let mut bytes = [0u8; 12];
-            bytes[..8].copy_from_slice(&t.secs().to_le_bytes());
-            bytes[8..].copy_from_slice(&t.nanos().to_le_bytes());
-            xxh3_64_with_seed(&bytes, seed ^ 4)
+impl Batch {
+    /// Classifies line `line` into the batch: the fast path for the common shape, the
+    /// full [`classify`] for everything else. Lines must arrive in order.
+    pub fn classify(&mut self, line: u64, bytes: LineBytes<'_>, schema: &Schema) {
+        if let LineBytes::Kept(text) = bytes {
+            let start = self.rows.len();
+            if fast::accept(text, schema, &mut self.rows) {
+                self.lines += 1;
+                self.accepted(line, start, schema);
+                return;
+            }
+        }
+        self.push(line, classify(bytes, schema), schema);
+    }
+
+    /// Adds line `line`'s outcome. Lines must arrive in order.
+    pub fn push(&mut self, line: u64, outcome: Outcome, schema: &Schema) {
+        self.lines += 1;
+        match outcome {
+            Outcome::Blank => self.blank += 1,
+            Outcome::Rejected(issue) => {
+                self.rejected += 1;
+                self.findings.push(LineFinding {
+                    line,
+                    breach: false,
+                    issue,
+                });
+            }
+            Outcome::Breach(issue) => self.findings.push(LineFinding {
+                line,
+                breach: true,
+                issue,
+            }),
+            Outcome::Accepted(record) => {
+                let start = self.rows.len();
+                row::push_record(&mut self.rows, &record);
+                self.accepted(line, start, schema);
+            }
         }
     }
-}
 
-fn hash_with<T: Hash + ?Sized>(seed: u64, value: &T) -> Xxh3 {
-    let mut hasher = Xxh3::with_seed(seed);
-    value.hash(&mut hasher);
-    hasher
-}
-
-impl Hashers {
-    /// Attaches the hashes to an accepted outcome.
-    pub fn prepare(&self, outcome: Outcome, schema: &Schema) -> Prepared {
-        let identity = match &outcome {
-            Outcome::Accepted(record) => Some(self.identity(record, schema)),
-            _ => None,
+    /// Hashes the record just encoded at `start..` and records it.
+    fn accepted(&mut self, line: u64, start: usize, schema: &Schema) {
+        let record = &self.rows[start..];
+        row::offsets(record, schema.fields.len(), &mut self.starts);
+        let field = |i: usize| (self.starts[i] as usize, self.starts[i + 1] as usize);
+        let slice = |(a, b): (usize, usize)| &record[a..b];
+        let (key_start, key_end) = field(schema.key);
+        let precedence = Precedence {
+            instant: row::instant(slice(field(schema.order_by))),
+            tiebreak: schema.tiebreak.and_then(|i| row::int(slice(field(i)))),
         };
-        Prepared { outcome, identity }
+        let event = Accepted {
+            line,
+            precedence,
+            id: xxh3_128_with_seed(slice(field(schema.event_id)), ID_SEED),
+            fingerprint: xxh3_64_with_seed(record, VALUES_SEED),
+            key_hash: xxh3_64_with_seed(slice((key_start, key_end)), KEY_SEED),
+            row: (start as u32, self.rows.len() as u32),
+            key: ((start + key_start) as u32, (start + key_end) as u32),
+            short_key: ShortKey::of(slice((key_start, key_end))),
+        };
+        self.events.push(event);
     }
 
-    fn identity(&self, record: &Record, schema: &Schema) -> Identity {
-        let fingerprint = record.iter().fold(VALUES_SEED, |acc, value| {
-            acc.rotate_left(5) ^ value_hash(acc, value)
-        });
-        Identity {
-            event: match &record[schema.event_id] {
-                Value::Str(s) => xxh3_128_with_seed(s.as_bytes(), ID_SEED),
-                other => hash_with(ID_SEED, other).digest128(),
-            },
-            fingerprint,
-            key: value_hash(KEY_SEED, &record[schema.key]),
+    /// Empties the batch, keeping its buffers for the next chunk.
+    pub fn clear(&mut self) {
+        self.lines = 0;
+        self.blank = 0;
+        self.rejected = 0;
+        self.findings.clear();
+        self.events.clear();
+        self.rows.clear();
+    }
+
+    fn slice(&self, (start, end): (u32, u32)) -> &[u8] {
+        &self.rows[start as usize..end as usize]
+    }
+}
+
+/// The best event of one key so far; its record lives in [`Rows`].
+#[derive(Clone, Copy)]
+struct Best {
+    key_hash: u64,
+    line: u64,
+    precedence: Precedence,
+    /// The runner-up ties the best on instant and tiebreak.
+    tied: bool,
+    row: Slot,
+    /// The key field within the row.
+    key: (u32, u32),
+    short_key: ShortKey,
+}
+
+/// Where a record sits in [`Rows`]: block, offset, length and room.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    block: u32,
+    offset: u32,
+    len: u32,
+    room: u32,
+}
+
+/// Each key's best record, encoded, in blocks that never move or grow: filling them
+/// touches each page of memory once (fresh pages are slow to fault in on these
+/// machines). A new best overwrites its key's slot when it fits, which it nearly always
+/// does, since a slot has room for 16 more bytes than its first record.
+#[derive(Default)]
+struct Rows {
+    blocks: Vec<Vec<u8>>,
+}
+
+const ROW_BLOCK: usize = 4 << 20;
+const ROW_SLACK: usize = 16;
+
+impl Rows {
+    fn get(&self, slot: Slot) -> &[u8] {
+        let start = slot.offset as usize;
+        &self.blocks[slot.block as usize][start..start + slot.len as usize]
+    }
+
+    fn insert(&mut self, row: &[u8]) -> Slot {
+        let room = row.len() + ROW_SLACK;
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.capacity() - b.len() >= room);
+        if !fits {
+            self.blocks.push(Vec::with_capacity(room.max(ROW_BLOCK)));
+        }
+        let block = self.blocks.len() - 1;
+        let bytes = &mut self.blocks[block];
+        let offset = bytes.len();
+        bytes.extend_from_slice(row);
+        bytes.resize(offset + room, 0);
+        Slot {
+            block: block as u32,
+            offset: offset as u32,
+            len: row.len() as u32,
+            room: room as u32,
+        }
+    }
+
+    /// `row` in place of `slot`'s record: the same slot when it has room.
+    fn replace(&mut self, slot: Slot, row: &[u8]) -> Slot {
+        if row.len() > slot.room as usize {
+            return self.insert(row);
+        }
+        let start = slot.offset as usize;
+        self.blocks[slot.block as usize][start..start + row.len()].copy_from_slice(row);
+        Slot {
+            len: row.len() as u32,
+            ..slot
         }
     }
 }
 
-/// Accumulates outcomes in line order.
+/// Accumulates outcomes in line order. Memory grows with distinct events by 24 bytes
+/// each (a 128-bit id hash and a 64-bit fingerprint), not by the events' size, and with
+/// keys by their best record.
 pub struct Tally<'s> {
     schema: &'s Schema,
-    hashers: Hashers,
     counts: Counts,
     findings: Vec<LineFinding>,
-    /// Every distinct event seen: (id hash, values fingerprint).
-    fingerprints: HashTable<(u128, u64)>,
-    /// The best event of each key, found by the key's hash.
-    best: HashTable<Best>,
+    /// Every distinct event seen: id hash (low, high) and values fingerprint.
+    fingerprints: HashTable<[u64; 3]>,
+    /// The best event of each key, by the key's hash: indexes into `best`, so the table
+    /// stays small and growing it moves 4 bytes a key.
+    by_key: HashTable<u32>,
+    best: Vec<Best>,
+    rows: Rows,
 }
 
 /// The classified and ranked input, before any decision.
@@ -173,126 +318,138 @@ impl<'s> Tally<'s> {
     pub fn new(schema: &'s Schema) -> Self {
         Tally {
             schema,
-            hashers: Hashers,
             counts: Counts::default(),
             findings: Vec::new(),
             fingerprints: HashTable::new(),
-            best: HashTable::new(),
+            by_key: HashTable::new(),
+            best: Vec::new(),
+            rows: Rows::default(),
         }
     }
 
     /// Expects about `events` distinct events (saves rehashing a large table).
+    /// Untouched room costs address space, not memory.
     pub fn reserve(&mut self, events: usize) {
-        self.fingerprints.reserve(events, |(id, _)| *id as u64);
-    }
-
-    /// The hashers to prepare lines with (see [`Tally::push_prepared`]).
-    pub fn hashers(&self) -> &Hashers {
-        &self.hashers
+        self.fingerprints.reserve(events, |seen| seen[0]);
+        let best = &self.best;
+        self.by_key.reserve(events, |&i| best[i as usize].key_hash);
+        self.best.reserve(events);
     }
 
     /// Records line `line`'s outcome. Lines must arrive in increasing order.
     pub fn push(&mut self, line: u64, outcome: Outcome) {
-        let prepared = self.hashers.prepare(outcome, self.schema);
-        self.push_prepared(line, prepared);
+        let mut batch = Batch::default();
+        batch.push(line, outcome, self.schema);
+        self.push_batch(&batch);
     }
 
-    /// Records a line prepared with [`Tally::hashers`]. Lines must arrive in order.
-    pub fn push_prepared(&mut self, line: u64, prepared: Prepared) {
-        self.counts.lines += 1;
-        match (prepared.outcome, prepared.identity) {
-            (Outcome::Blank, _) => self.counts.blank += 1,
-            (Outcome::Rejected(issue), _) => {
-                self.counts.rejected += 1;
-                self.find(line, false, issue);
-            }
-            (Outcome::Breach(issue), _) => self.find(line, true, issue),
-            (Outcome::Accepted(record), identity) => {
-                let identity =
-                    identity.unwrap_or_else(|| self.hashers.identity(&record, self.schema));
-                self.accept(line, record, identity)
-            }
+    /// Records a batch classified by [`Batch::classify`]. Batches must arrive in order.
+    pub fn push_batch(&mut self, batch: &Batch) {
+        self.counts.lines += batch.lines;
+        self.counts.blank += batch.blank;
+        self.counts.rejected += batch.rejected;
+        for finding in batch.findings.iter().cloned() {
+            self.find(finding);
+        }
+        for event in &batch.events {
+            self.accept(event, batch);
         }
     }
 
-    fn find(&mut self, line: u64, breach: bool, issue: LineIssue) {
-        *self.counts.by_reason.entry(issue.reason).or_default() += 1;
-        self.findings.push(LineFinding {
-            line,
-            breach,
-            issue,
-        });
+    fn find(&mut self, finding: LineFinding) {
+        *self
+            .counts
+            .by_reason
+            .entry(finding.issue.reason)
+            .or_default() += 1;
+        self.findings.push(finding);
     }
 
-    fn accept(&mut self, line: u64, record: Record, identity: Identity) {
-        let schema = self.schema;
-        let Identity {
-            event: id,
-            fingerprint,
-            key: key_hash,
-        } = identity;
+    fn accept(&mut self, event: &Accepted, batch: &Batch) {
+        let id = [event.id as u64, (event.id >> 64) as u64];
         match self
             .fingerprints
-            .entry(id as u64, |(seen, _)| *seen == id, |(seen, _)| *seen as u64)
+            .entry(id[0], |seen| seen[..2] == id, |seen| seen[0])
         {
-            hash_table::Entry::Occupied(seen) if seen.get().1 == fingerprint => {
+            hash_table::Entry::Occupied(seen) if seen.get()[2] == event.fingerprint => {
                 self.counts.accepted += 1;
                 self.counts.retries += 1;
                 return;
             }
             hash_table::Entry::Occupied(_) => {
-                let issue = self.conflict(&record, key_hash);
-                self.find(line, true, issue);
+                let issue = self.conflict(event, batch);
+                self.find(LineFinding {
+                    line: event.line,
+                    breach: true,
+                    issue,
+                });
                 return;
             }
             hash_table::Entry::Vacant(slot) => {
-                slot.insert((id, fingerprint));
+                slot.insert([id[0], id[1], event.fingerprint]);
             }
         }
         self.counts.accepted += 1;
-        let event = Event { line, record };
-        let same_key = |b: &Best| {
-            b.key_hash == key_hash && b.event.record[schema.key] == event.record[schema.key]
-        };
-        match self.best.find_mut(key_hash, same_key) {
+        let key = batch.slice(event.key);
+        let row = batch.slice(event.row);
+        let relative = (event.key.0 - event.row.0, event.key.1 - event.row.0);
+        let key_hash = event.key_hash;
+        let (best, rows) = (&mut self.best, &mut self.rows);
+        let short_key = event.short_key;
+        let found = self.by_key.find(key_hash, |&i| {
+            let b = &best[i as usize];
+            b.key_hash == key_hash
+                && b.short_key == short_key
+                && (short_key.is_whole() || key_of(rows, b) == key)
+        });
+        match found {
             None => {
-                self.best.insert_unique(
+                let index = best.len() as u32;
+                best.push(Best {
                     key_hash,
-                    Best {
-                        key_hash,
-                        event,
-                        tied: false,
-                    },
-                    |b| b.key_hash,
-                );
+                    line: event.line,
+                    precedence: event.precedence,
+                    tied: false,
+                    row: rows.insert(row),
+                    key: relative,
+                    short_key,
+                });
+                self.by_key
+                    .insert_unique(key_hash, index, |&i| best[i as usize].key_hash);
             }
-            Some(best) => {
-                let same = Precedence::of(&event.record, schema)
-                    == Precedence::of(&best.event.record, schema);
-                if rank::compare(&event, &best.event, schema).is_gt() {
-                    *best = Best {
-                        key_hash,
-                        event,
+            Some(&index) => {
+                let b = &mut best[index as usize];
+                let same = event.precedence == b.precedence;
+                if (event.precedence, event.line) > (b.precedence, b.line) {
+                    *b = Best {
+                        line: event.line,
+                        precedence: event.precedence,
                         tied: same,
+                        row: rows.replace(b.row, row),
+                        key: relative,
+                        ..*b
                     };
                 } else {
-                    best.tied |= same;
+                    b.tied |= same;
                 }
             }
         }
     }
 
-    /// The conflict issue for `record`, naming the first differing field when the earlier
+    /// The conflict issue for `event`, naming the first differing field when the earlier
     /// event is still at hand (it is its key's best so far).
-    fn conflict(&self, record: &Record, key_hash: u64) -> LineIssue {
+    fn conflict(&self, event: &Accepted, batch: &Batch) -> LineIssue {
         let schema = self.schema;
+        let fields = schema.fields.len();
+        let record = row::decode(batch.slice(event.row), fields);
+        let key = batch.slice(event.key);
         let event_id = &record[schema.event_id];
         let earlier = self
-            .best
-            .find(key_hash, |b| {
-                b.event.record[schema.key] == record[schema.key]
+            .by_key
+            .find(event.key_hash, |&i| {
+                key_of(&self.rows, &self.best[i as usize]) == key
             })
-            .map(|b| &b.event.record)
+            .map(|&i| row::decode(self.rows.get(self.best[i as usize].row), fields))
             .filter(|r| r[schema.event_id] == *event_id);
         let field = earlier
             .and_then(|r| r.iter().zip(record.iter()).position(|(a, b)| a != b))
@@ -307,30 +464,54 @@ impl<'s> Tally<'s> {
     /// The summary: counts completed, winners sorted by key, dates of the winners.
     pub fn finish(self) -> Summary {
         let schema = self.schema;
+        let fields = schema.fields.len();
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
         drop(self.fingerprints);
-        let mut keyed: Vec<(Value, Event)> = self
-            .best
-            .into_iter()
-            .map(|b| (b.event.record[schema.key].clone(), b.event))
+        drop(self.by_key);
+        let (rows, best) = (self.rows, self.best);
+        // Sort by key first (decoding keys only), then decode the records in that order
+        // on every core: the decoding and its fresh memory are most of `finish`.
+        let mut order: Vec<(Value, u32)> = best
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (row::decode_value(key_of(&rows, b)), i as u32))
             .collect();
-        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let winners: Vec<Event> = keyed.into_iter().map(|(_, event)| event).collect();
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let decode = |part: &[(Value, u32)]| -> Vec<Event> {
+            part.iter()
+                .map(|&(_, i)| {
+                    let b = &best[i as usize];
+                    Event {
+                        line: b.line,
+                        record: row::decode(rows.get(b.row), fields),
+                    }
+                })
+                .collect()
+        };
+        let winners: Vec<Event> = decode(&order);
         let mut dates = BTreeMap::new();
         for winner in &winners {
             if let Some(instant) = winner.record[schema.date_of].instant() {
                 *dates.entry(instant.utc_date()).or_default() += 1;
             }
         }
+        let mut findings = self.findings;
+        // Conflicts are found after their batch's other findings.
+        findings.sort_by_key(|f| f.line);
         Summary {
             counts,
-            findings: self.findings,
+            findings,
             winners,
             dates,
         }
     }
+}
+
+/// The encoded key field of `best`'s record.
+fn key_of<'r>(rows: &'r Rows, best: &Best) -> &'r [u8] {
+    &rows.get(best.row)[best.key.0 as usize..best.key.1 as usize]
 }
 
 /// A key or event id as text for reports.
