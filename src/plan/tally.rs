@@ -471,26 +471,21 @@ impl<'s> Tally<'s> {
         drop(self.fingerprints);
         drop(self.by_key);
         let (rows, best) = (self.rows, self.best);
-        // Sort by key first (decoding keys only), then decode the records in that order
-        // on every core: the decoding and its fresh memory are most of `finish`.
-        let mut order: Vec<(Value, u32)> = best
+        // Sort by key first (decoding keys only) and let the per-key table go, then
+        // decode the records in key order: the records are the peak of memory.
+        let mut order: Vec<(Value, u64, Slot)> = best
             .iter()
-            .enumerate()
-            .map(|(i, b)| (row::decode_value(key_of(&rows, b)), i as u32))
+            .map(|b| (row::decode_value(key_of(&rows, b)), b.line, b.row))
             .collect();
+        drop(best);
         order.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let decode = |part: &[(Value, u32)]| -> Vec<Event> {
-            part.iter()
-                .map(|&(_, i)| {
-                    let b = &best[i as usize];
-                    Event {
-                        line: b.line,
-                        record: row::decode(rows.get(b.row), fields),
-                    }
-                })
-                .collect()
-        };
-        let winners: Vec<Event> = decode(&order);
+        let winners: Vec<Event> = order
+            .into_iter()
+            .map(|(_, line, slot)| Event {
+                line,
+                record: row::decode(rows.get(slot), fields),
+            })
+            .collect();
         let mut dates = BTreeMap::new();
         for winner in &winners {
             if let Some(instant) = winner.record[schema.date_of].instant() {
