@@ -9,6 +9,7 @@ pub mod decide;
 pub mod merge;
 pub mod rank;
 pub mod state;
+pub mod tables;
 pub mod tally;
 
 pub use decide::{DecideOptions, decide};

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use hashbrown::{HashTable, hash_table};
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 use serde::{Deserialize, Serialize};
 
 use super::rank::{Event, Precedence};
+use super::tables::{EventTable, KeyTable, Seen};
 use crate::contract::{
     Date, LineBytes, LineIssue, LineReason, Outcome, Schema, Value, classify, fast, row,
 };
@@ -117,6 +117,10 @@ impl ShortKey {
         self.len as usize <= self.prefix.len()
     }
 }
+
+/// Events warmed ahead of their merge: enough misses in flight, few enough lines to stay
+/// in cache until used.
+const WARM_GROUP: usize = 64;
 
 const ID_SEED: u64 = 0x5748_4152_465f_4944; // "WHARF_ID"
 const VALUES_SEED: u64 = 0x5748_4152_465f_5653;
@@ -287,10 +291,10 @@ pub struct Tally<'s> {
     counts: Counts,
     findings: Vec<LineFinding>,
     /// Every distinct event seen: id hash (low, high) and values fingerprint.
-    fingerprints: HashTable<[u64; 3]>,
+    events: EventTable,
     /// The best event of each key, by the key's hash: indexes into `best`, so the table
     /// stays small and growing it moves 4 bytes a key.
-    by_key: HashTable<u32>,
+    by_key: KeyTable,
     best: Vec<Best>,
     rows: Rows,
 }
@@ -320,19 +324,19 @@ impl<'s> Tally<'s> {
             schema,
             counts: Counts::default(),
             findings: Vec::new(),
-            fingerprints: HashTable::new(),
-            by_key: HashTable::new(),
+            events: EventTable::default(),
+            by_key: KeyTable::default(),
             best: Vec::new(),
             rows: Rows::default(),
         }
     }
 
-    /// Expects about `events` distinct events (saves rehashing a large table).
+    /// Expects about `events` distinct events (saves growing the tables as they fill).
     /// Untouched room costs address space, not memory.
     pub fn reserve(&mut self, events: usize) {
-        self.fingerprints.reserve(events, |seen| seen[0]);
-        let best = &self.best;
-        self.by_key.reserve(events, |&i| best[i as usize].key_hash);
+        self.events = EventTable::with_capacity(events);
+        // Keys are fewer than events: a third is a guess the table may grow past.
+        self.by_key = KeyTable::with_capacity(events / 3);
         self.best.reserve(events);
     }
 
@@ -351,9 +355,32 @@ impl<'s> Tally<'s> {
         for finding in batch.findings.iter().cloned() {
             self.find(finding);
         }
-        for event in &batch.events {
-            self.accept(event, batch);
+        for group in batch.events.chunks(WARM_GROUP) {
+            self.warm(group);
+            for event in group {
+                self.accept(event, batch);
+            }
         }
+    }
+
+    /// Loads, for each event of `group`, its table slots, then its key's entry and best
+    /// record: independent loads the CPU overlaps, where `accept` would wait for each
+    /// cache miss in turn (the merging thread's main cost, measured).
+    fn warm(&self, group: &[Accepted]) {
+        let mut sink = 0u64;
+        for event in group {
+            sink ^= self.events.touch(event.id) ^ self.by_key.touch(event.key_hash);
+        }
+        for event in group {
+            let found = self.by_key.find(event.key_hash, |i| {
+                self.best[i as usize].key_hash == event.key_hash
+            });
+            if let Some(i) = found {
+                let best = &self.best[i as usize];
+                sink ^= u64::from(self.rows.get(best.row).first().copied().unwrap_or(0));
+            }
+        }
+        std::hint::black_box(sink);
     }
 
     fn find(&mut self, finding: LineFinding) {
@@ -366,17 +393,13 @@ impl<'s> Tally<'s> {
     }
 
     fn accept(&mut self, event: &Accepted, batch: &Batch) {
-        let id = [event.id as u64, (event.id >> 64) as u64];
-        match self
-            .fingerprints
-            .entry(id[0], |seen| seen[..2] == id, |seen| seen[0])
-        {
-            hash_table::Entry::Occupied(seen) if seen.get()[2] == event.fingerprint => {
+        match self.events.offer(event.id, event.fingerprint) {
+            Seen::Before(fingerprint) if fingerprint == event.fingerprint => {
                 self.counts.accepted += 1;
                 self.counts.retries += 1;
                 return;
             }
-            hash_table::Entry::Occupied(_) => {
+            Seen::Before(_) => {
                 let issue = self.conflict(event, batch);
                 self.find(LineFinding {
                     line: event.line,
@@ -385,9 +408,7 @@ impl<'s> Tally<'s> {
                 });
                 return;
             }
-            hash_table::Entry::Vacant(slot) => {
-                slot.insert([id[0], id[1], event.fingerprint]);
-            }
+            Seen::New => {}
         }
         self.counts.accepted += 1;
         let key = batch.slice(event.key);
@@ -396,7 +417,7 @@ impl<'s> Tally<'s> {
         let key_hash = event.key_hash;
         let (best, rows) = (&mut self.best, &mut self.rows);
         let short_key = event.short_key;
-        let found = self.by_key.find(key_hash, |&i| {
+        let found = self.by_key.find(key_hash, |i| {
             let b = &best[i as usize];
             b.key_hash == key_hash
                 && b.short_key == short_key
@@ -415,9 +436,9 @@ impl<'s> Tally<'s> {
                     short_key,
                 });
                 self.by_key
-                    .insert_unique(key_hash, index, |&i| best[i as usize].key_hash);
+                    .insert(key_hash, index, |i| best[i as usize].key_hash);
             }
-            Some(&index) => {
+            Some(index) => {
                 let b = &mut best[index as usize];
                 let same = event.precedence == b.precedence;
                 if (event.precedence, event.line) > (b.precedence, b.line) {
@@ -446,10 +467,10 @@ impl<'s> Tally<'s> {
         let event_id = &record[schema.event_id];
         let earlier = self
             .by_key
-            .find(event.key_hash, |&i| {
+            .find(event.key_hash, |i| {
                 key_of(&self.rows, &self.best[i as usize]) == key
             })
-            .map(|&i| row::decode(self.rows.get(self.best[i as usize].row), fields))
+            .map(|i| row::decode(self.rows.get(self.best[i as usize].row), fields))
             .filter(|r| r[schema.event_id] == *event_id);
         let field = earlier
             .and_then(|r| r.iter().zip(record.iter()).position(|(a, b)| a != b))
@@ -468,7 +489,7 @@ impl<'s> Tally<'s> {
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
-        drop(self.fingerprints);
+        drop(self.events);
         drop(self.by_key);
         let (rows, best) = (self.rows, self.best);
         // Sort by key first (decoding keys only) and let the per-key table go, then
