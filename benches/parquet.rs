@@ -12,7 +12,7 @@ mod common;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use wharf::land::parquet_files::write_partition;
-use wharf::plan::{Event, Tally};
+use wharf::plan::Tally;
 
 /// Lines generated: ~0.29 keys per line gives ~290k winners.
 const LINES: usize = 1_000_000;
@@ -26,9 +26,9 @@ fn bench_parquet(c: &mut Criterion) {
     }
     let summary = tally.finish();
     assert_eq!(summary.dates.len(), 1, "every winner is on one UTC date");
-    let rows: Vec<&Event> = summary.winners.iter().collect();
+    let rows = &summary.winners;
     let folder = tempfile::tempdir().expect("a temp folder for the Parquet file");
-    let written = write_partition(folder.path(), schema, &rows, config.files_per_date)
+    let written = write_partition(folder.path(), schema, rows, config.files_per_date)
         .expect("the partition is written");
     let size = std::fs::metadata(&written[0]).map(|m| m.len()).unwrap_or(0);
     eprintln!(
@@ -43,7 +43,7 @@ fn bench_parquet(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("write_partition", |b| {
         b.iter(|| {
-            write_partition(folder.path(), schema, &rows, config.files_per_date)
+            write_partition(folder.path(), schema, rows, config.files_per_date)
                 .expect("the partition is written")
         })
     });

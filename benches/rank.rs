@@ -119,8 +119,8 @@ type Winners = Vec<(i64, i64, Option<i64>)>;
 fn wharf_winners(summary: &Summary, schema: &Schema) -> Winners {
     let winners: Vec<(u64, Outcome)> = summary
         .winners
-        .iter()
-        .map(|w| (w.line, Outcome::Accepted(w.record.clone())))
+        .events()
+        .map(|w| (w.line, Outcome::Accepted(w.record)))
         .collect();
     let c = columns(&winners, schema);
     (0..c.line.len())

@@ -58,7 +58,7 @@ pub fn push_record(out: &mut Vec<u8>, record: &Record) {
 }
 
 /// The encoded length of the field that starts `bytes`.
-fn field_len(bytes: &[u8]) -> usize {
+pub fn field_len(bytes: &[u8]) -> usize {
     match bytes[0] {
         INT => 9,
         STR => 5 + u32::from_le_bytes(array(&bytes[1..])) as usize,
@@ -100,6 +100,16 @@ pub fn decode_value(field: &[u8]) -> Value {
 /// The integer an encoded field holds, if it is an int.
 pub fn int(field: &[u8]) -> Option<i64> {
     (field[0] == INT).then(|| i64::from_le_bytes(array(&field[1..])))
+}
+
+/// The text an encoded field holds, if it is a string.
+pub fn str_bytes(field: &[u8]) -> Option<&[u8]> {
+    (field[0] == STR).then(|| &field[5..])
+}
+
+/// Whether an encoded field is null (absent).
+pub fn is_null(field: &[u8]) -> bool {
+    field[0] == NULL
 }
 
 /// The instant an encoded field holds, if it is a timestamp.
@@ -161,6 +171,9 @@ mod tests {
                 prop_assert_eq!(&decode_value(field), v);
                 prop_assert_eq!(int(field), v.int());
                 prop_assert_eq!(instant(field), v.instant());
+                prop_assert_eq!(is_null(field), *v == Value::Null);
+                let text = match v { Value::Str(s) => Some(s.as_bytes()), _ => None };
+                prop_assert_eq!(str_bytes(field), text);
             }
         }
 

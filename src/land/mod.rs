@@ -27,7 +27,7 @@ use crate::contract::Date;
 use crate::error::Result;
 use crate::plan::{
     self, Action, Batch, Checkpoint, DecideOptions, Event, Manifest, Merged, Owner, PartitionEntry,
-    Plan, PublishedRows, Summary, Tally,
+    Plan, PublishedRows, RowSet, Summary, Tally,
 };
 use crate::{input, pipeline};
 
@@ -145,8 +145,9 @@ fn plan_with_manifest(
 fn merge_batch(config: &Config, manifest: &Manifest, summary: &Summary) -> Result<Merged> {
     let schema = &config.schema;
     let live = keys::load(config, manifest)?;
+    let winners: Vec<Event> = summary.winners.events().collect();
     let mut dates: BTreeSet<Date> = BTreeSet::new();
-    for winner in &summary.winners {
+    for winner in &winners {
         dates.extend(
             winner.record[schema.date_of]
                 .instant()
@@ -168,7 +169,7 @@ fn merge_batch(config: &Config, manifest: &Manifest, summary: &Summary) -> Resul
                 .insert(date, parquet_files::read_partition(&folder, schema)?);
         }
     }
-    Ok(plan::merge::merge(&summary.winners, &published, schema))
+    Ok(plan::merge::merge(&winners, &published, schema))
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order.
@@ -257,9 +258,8 @@ fn publish(
         progress(Progress::Staging { date: *date });
         let folder = state::partition_dir(&staging, *date);
         atomic::create_dir_all(&folder)?;
-        let rows: Vec<&Event> = rows.iter().collect();
         let written =
-            parquet_files::write_partition(&folder, &config.schema, &rows, config.files_per_date)?;
+            parquet_files::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
         files.insert(*date, written.len() as u64);
         atomic::sync_dir(&folder)?;
     }
@@ -269,7 +269,7 @@ fn publish(
     let mut methods = Vec::with_capacity(by_date.len());
     // Merge moves keys only to later dates: newest first puts a moved key on its new date
     // before it leaves the old one (§10.4), so a crash between swaps never loses it.
-    let order: Vec<(&Date, &Vec<Event>)> = match config.write_mode {
+    let order: Vec<(&Date, &RowSet)> = match config.write_mode {
         WriteMode::Replace => by_date.iter().collect(),
         WriteMode::Merge => by_date.iter().rev().collect(),
     };
@@ -314,8 +314,8 @@ fn publish(
             .map(|(date, rows)| {
                 (
                     *date,
-                    rows.iter()
-                        .map(|r| r.record[config.schema.key].clone())
+                    (0..rows.len())
+                        .map(|i| rows.value(i, config.schema.key))
                         .collect(),
                 )
             })

@@ -4,6 +4,7 @@
 //! encoding, each file fsynced. The partition column lives only in the folder name.
 
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,11 +19,11 @@ use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedW
 use parquet::schema::types::ColumnPath;
 use parquet::schema::types::{ColumnDescPtr, Type, TypePtr};
 
-use crate::contract::{Field, FieldType, Schema, Value};
+use crate::contract::{Field, FieldType, Schema, Value, row};
 use crate::error::{Error, Result};
 use crate::land::atomic;
 use crate::land::failpoint::{self, Op};
-use crate::plan::Event;
+use crate::plan::RowSet;
 
 /// Rows per row group, at most.
 const ROW_GROUP_ROWS: usize = 1 << 20;
@@ -63,7 +64,7 @@ pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
 pub fn write_partition(
     folder: &Path,
     schema: &Schema,
-    rows: &[&Event],
+    rows: &RowSet,
     files: usize,
 ) -> Result<Vec<PathBuf>> {
     let parquet_schema = parquet_schema(schema)?;
@@ -71,7 +72,10 @@ pub fn write_partition(
     let files = files.clamp(1, rows.len().max(1));
     let per_file = rows.len().div_ceil(files).max(1);
     let mut written = Vec::with_capacity(files);
-    for (index, chunk) in chunks_or_empty(rows, per_file).enumerate() {
+    for (index, chunk) in ranges_or_empty(rows.len(), per_file)
+        .into_iter()
+        .enumerate()
+    {
         let path = folder.join(format!("part-{index:05}.parquet"));
         let io = |e: std::io::Error| {
             Error::io(
@@ -86,8 +90,9 @@ pub fn write_partition(
         let mut writer =
             SerializedFileWriter::new(file, parquet_schema.clone(), properties.clone())
                 .map_err(|e| parquet_error(&path, e))?;
-        for group in chunk.chunks(ROW_GROUP_ROWS) {
-            write_row_group(&mut writer, schema, &properties, group)
+        for group in ranges_or_empty(chunk.len(), ROW_GROUP_ROWS) {
+            let group = chunk.start + group.start..chunk.start + group.end;
+            write_row_group(&mut writer, schema, &properties, rows, group)
                 .map_err(|e| parquet_error(&path, e))?;
         }
         let file = writer.into_inner().map_err(|e| parquet_error(&path, e))?;
@@ -117,16 +122,15 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
     builder.build()
 }
 
-/// `rows` in chunks of `size`, or one empty chunk when there are no rows.
-fn chunks_or_empty<'a>(
-    rows: &'a [&'a Event],
-    size: usize,
-) -> Box<dyn Iterator<Item = &'a [&'a Event]> + 'a> {
-    if rows.is_empty() {
-        Box::new(std::iter::once(rows))
-    } else {
-        Box::new(rows.chunks(size))
+/// `0..len` in ranges of `size`, or one empty range when `len` is 0.
+fn ranges_or_empty(len: usize, size: usize) -> Vec<Range<usize>> {
+    if len == 0 {
+        return std::iter::once(0..0).collect();
     }
+    (0..len)
+        .step_by(size)
+        .map(|start| start..(start + size).min(len))
+        .collect()
 }
 
 /// One row group, its columns encoded in parallel (one thread per core, each taking the
@@ -135,7 +139,8 @@ fn write_row_group(
     writer: &mut SerializedFileWriter<File>,
     schema: &Schema,
     properties: &WriterPropertiesPtr,
-    rows: &[&Event],
+    rows: &RowSet,
+    group: Range<usize>,
 ) -> parquet::errors::Result<()> {
     let descriptor = writer.schema_descr();
     let columns: Vec<ColumnDescPtr> = (0..schema.fields.len())
@@ -157,7 +162,14 @@ fn write_row_group(
                                 return done;
                             };
                             let field = &schema.fields[index];
-                            let result = encode_column(column, properties, field, index, rows);
+                            let result = encode_column(
+                                column,
+                                properties,
+                                field,
+                                index,
+                                rows,
+                                group.clone(),
+                            );
                             done.push((index, result));
                         }
                     })
@@ -186,30 +198,25 @@ fn write_row_group(
 /// A column chunk encoded into memory, and what appending it needs.
 type EncodedColumn = (Vec<u8>, ColumnCloseResult);
 
-/// Encodes column `index` of `rows` (pages, statistics, dictionary, snappy) into memory.
+/// Encodes column `index` of `rows` `group` (pages, statistics, dictionary, snappy) into
+/// memory, reading the values straight from the rows' encoding.
 fn encode_column(
     column: &ColumnDescPtr,
     properties: &WriterPropertiesPtr,
     field: &Field,
     index: usize,
-    rows: &[&Event],
+    rows: &RowSet,
+    group: Range<usize>,
 ) -> parquet::errors::Result<EncodedColumn> {
     let mut sink = TrackedWrite::new(Vec::new());
     let pages = Box::new(SerializedPageWriter::new(&mut sink));
     let mut writer = get_column_writer(column.clone(), properties.clone(), pages);
-    let definition: Vec<i16> = rows
-        .iter()
-        .map(|r| i16::from(r.record[index] != Value::Null))
-        .collect();
+    let fields = || group.clone().map(|i| rows.field(i, index));
+    let definition: Vec<i16> = fields().map(|f| i16::from(!row::is_null(f))).collect();
     match field.ty {
         FieldType::Int | FieldType::Timestamp => {
-            let values: Vec<i64> = rows
-                .iter()
-                .filter_map(|r| match &r.record[index] {
-                    Value::Int(n) => Some(*n),
-                    Value::Ts(t) => Some(t.micros()),
-                    _ => None,
-                })
+            let values: Vec<i64> = fields()
+                .filter_map(|f| row::int(f).or_else(|| row::instant(f).map(|t| t.micros())))
                 .collect();
             get_typed_column_writer_mut::<Int64Type>(&mut writer).write_batch(
                 &values,
@@ -219,12 +226,7 @@ fn encode_column(
         }
         FieldType::String => {
             // One buffer for the column, sliced per value: no allocation per row.
-            let strings = || {
-                rows.iter().filter_map(move |r| match &r.record[index] {
-                    Value::Str(s) => Some(s.as_bytes()),
-                    _ => None,
-                })
-            };
+            let strings = || fields().filter_map(row::str_bytes);
             let buffer = bytes::Bytes::from(strings().collect::<Vec<&[u8]>>().concat());
             let mut start = 0;
             let values: Vec<ByteArray> = strings()

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::rank::Event;
+use super::rowset::RowSet;
 use super::state::{Owner, Published};
 use super::{Action, DatePlan, MergeCounts, Merged, Plan, Refusal, Summary};
 use crate::config::{Config, WriteMode};
@@ -40,14 +40,16 @@ pub fn decide(
         }
     };
     let mut counts = summary.counts.clone();
-    let (dates, partitions): (Vec<DatePlan>, BTreeMap<Date, Vec<Event>>) = match merged {
+    let fields = config.schema.fields.len();
+    let (dates, partitions): (Vec<DatePlan>, BTreeMap<Date, RowSet>) = match merged {
         None => {
             let dates = summary
                 .dates
                 .iter()
                 .map(|(&d, &rows)| date_plan(d, rows, None))
                 .collect();
-            (dates, by_date(std::mem::take(&mut summary.winners), config))
+            let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
+            (dates, by_date(winners, config))
         }
         Some(merged) => {
             counts.stale = merged.stale;
@@ -67,7 +69,11 @@ pub fn decide(
                 .collect();
             (
                 dates,
-                merged.dates.into_iter().map(|(d, m)| (d, m.rows)).collect(),
+                merged
+                    .dates
+                    .into_iter()
+                    .map(|(d, m)| (d, RowSet::from_events(fields, &m.rows)))
+                    .collect(),
             )
         }
     };
@@ -161,12 +167,29 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
     }
 }
 
-/// The winners grouped by `event_date`, each group still sorted by key.
-fn by_date(winners: Vec<Event>, config: &Config) -> BTreeMap<Date, Vec<Event>> {
-    let mut out: BTreeMap<Date, Vec<Event>> = BTreeMap::new();
-    for winner in winners {
-        if let Some(instant) = winner.record[config.schema.date_of].instant() {
-            out.entry(instant.utc_date()).or_default().push(winner);
+/// The winners grouped by `event_date`, each group still sorted by key. A file of one
+/// date (the common case) keeps its set as it is.
+fn by_date(winners: RowSet, config: &Config) -> BTreeMap<Date, RowSet> {
+    let date_of = |i: usize| {
+        winners
+            .instant(i, config.schema.date_of)
+            .map(|t| t.utc_date())
+    };
+    let dates: Vec<Option<Date>> = (0..winners.len()).map(date_of).collect();
+    let mut out: BTreeMap<Date, RowSet> = BTreeMap::new();
+    match dates.first() {
+        Some(&Some(first)) if dates.iter().all(|d| *d == Some(first)) => {
+            out.insert(first, winners);
+        }
+        _ => {
+            let fields = config.schema.fields.len();
+            for (i, date) in dates.into_iter().enumerate() {
+                if let Some(date) = date {
+                    out.entry(date)
+                        .or_insert_with(|| RowSet::new(fields))
+                        .push_encoded(winners.line(i), winners.encoded(i));
+                }
+            }
         }
     }
     out

@@ -8,6 +8,7 @@
 pub mod decide;
 pub mod merge;
 pub mod rank;
+pub mod rowset;
 pub mod state;
 pub mod tables;
 pub mod tally;
@@ -15,6 +16,7 @@ pub mod tally;
 pub use decide::{DecideOptions, decide};
 pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
+pub use rowset::RowSet;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
 pub use tally::{Batch, Counts, LineFinding, Summary, Tally};
 
@@ -179,7 +181,7 @@ pub struct Plan {
     /// Rejects and breaches in line order (written to quarantine).
     pub findings: Vec<LineFinding>,
     /// The partitions to write: each date's whole new rows, sorted by key.
-    pub partitions: BTreeMap<Date, Vec<Event>>,
+    pub partitions: BTreeMap<Date, RowSet>,
 }
 
 impl Plan {

@@ -9,7 +9,8 @@ use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 use serde::{Deserialize, Serialize};
 
-use super::rank::{Event, Precedence};
+use super::rank::Precedence;
+use super::rowset::RowSet;
 use super::tables::{EventTable, KeyTable, Seen};
 use crate::contract::{
     Date, LineBytes, LineIssue, LineReason, Outcome, Schema, Value, classify, fast, row,
@@ -306,7 +307,7 @@ pub struct Summary {
     /// Rejects and breaches, in line order.
     pub findings: Vec<LineFinding>,
     /// The rank-1 event of each key, sorted by key.
-    pub winners: Vec<Event>,
+    pub winners: RowSet,
     /// Rows per `event_date` among the winners.
     pub dates: BTreeMap<Date, u64>,
 }
@@ -492,24 +493,23 @@ impl<'s> Tally<'s> {
         drop(self.events);
         drop(self.by_key);
         let (rows, best) = (self.rows, self.best);
-        // Sort by key first (decoding keys only) and let the per-key table go, then
-        // decode the records in key order: the records are the peak of memory.
+        // Sort by key (decoding keys only), let the per-key entries go, then copy the
+        // winners' encoded records in key order: no record is decoded here.
         let mut order: Vec<(Value, u64, Slot)> = best
             .iter()
             .map(|b| (row::decode_value(key_of(&rows, b)), b.line, b.row))
             .collect();
         drop(best);
         order.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let winners: Vec<Event> = order
-            .into_iter()
-            .map(|(_, line, slot)| Event {
-                line,
-                record: row::decode(rows.get(slot), fields),
-            })
-            .collect();
+        let bytes = order.iter().map(|(_, _, slot)| slot.len as usize).sum();
+        let mut winners = RowSet::with_capacity(fields, order.len(), bytes);
+        for (_, line, slot) in order {
+            winners.push_encoded(line, rows.get(slot));
+        }
+        drop(rows);
         let mut dates = BTreeMap::new();
-        for winner in &winners {
-            if let Some(instant) = winner.record[schema.date_of].instant() {
+        for i in 0..winners.len() {
+            if let Some(instant) = winners.instant(i, schema.date_of) {
                 *dates.entry(instant.utc_date()).or_default() += 1;
             }
         }
@@ -582,7 +582,7 @@ seq        = { type = "int" }
     fn winners(summary: &Summary) -> Vec<(Value, Value)> {
         summary
             .winners
-            .iter()
+            .events()
             .map(|w| (w.record[1].clone(), w.record[2].clone()))
             .collect()
     }
@@ -671,6 +671,6 @@ seq        = { type = "int" }
             .collect();
         let summary = summarise(&lines, &config.schema);
         assert_eq!(summary.counts.ties_by_arrival, 1);
-        assert_eq!(summary.winners[0].line, 3, "the later line wins a full tie");
+        assert_eq!(summary.winners.line(0), 3, "the later line wins a full tie");
     }
 }
