@@ -211,7 +211,9 @@ fn encode_column(
     let mut sink = TrackedWrite::new(Vec::new());
     let pages = Box::new(SerializedPageWriter::new(&mut sink));
     let mut writer = get_column_writer(column.clone(), properties.clone(), pages);
-    let fields = || group.clone().map(|i| rows.field(i, index));
+    // Each row's field found once (a walk over the fields before it).
+    let values: Vec<&[u8]> = group.map(|i| rows.field(i, index)).collect();
+    let fields = || values.iter().copied();
     let definition: Vec<i16> = fields().map(|f| i16::from(!row::is_null(f))).collect();
     match field.ty {
         FieldType::Int | FieldType::Timestamp => {
