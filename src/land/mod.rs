@@ -18,6 +18,7 @@ pub mod swap;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
 use std::collections::BTreeSet;
@@ -27,7 +28,7 @@ use crate::contract::Date;
 use crate::error::Result;
 use crate::plan::{
     self, Action, Batch, Checkpoint, DecideOptions, Event, Manifest, Merged, Owner, PartitionEntry,
-    Plan, PublishedRows, RowSet, Summary, Tally,
+    Plan, PublishedRows, RowSet, Summary, Tally, Verdict,
 };
 use crate::{input, pipeline};
 
@@ -112,21 +113,44 @@ fn plan_with_manifest(
     };
     let total = input.size;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let sha256 = pipeline::scan_chunks(
-        &input.file,
-        path,
-        config.max_line_bytes,
-        threads,
-        &classify,
-        &mut |bytes| progress(Progress::Reading { bytes, total }),
-        |mut batch| {
-            tally.push_batch(&batch);
-            batch.clear();
-            if let Ok(mut spare) = spare.lock() {
-                spare.push(batch);
+    // The tally's two stages on two threads, one batch apart: this thread tells retries
+    // from new events as batches arrive in order, the ranking thread keeps each key's
+    // best. One thread for both was the limit at 8M events (its table misses).
+    let (mut retries, mut ranking) = tally.into_stages();
+    let (sha256, ranking) = std::thread::scope(|scope| {
+        let (to_rank, batches) = sync_channel::<(Batch, Vec<Verdict>)>(2);
+        let spare = &spare;
+        let ranker = scope.spawn(move || {
+            for (mut batch, verdicts) in batches {
+                ranking.push(&batch, &verdicts);
+                batch.clear();
+                if let Ok(mut spare) = spare.lock() {
+                    spare.push(batch);
+                }
             }
-        },
-    )?;
+            ranking
+        });
+        let sha256 = pipeline::scan_chunks(
+            &input.file,
+            path,
+            config.max_line_bytes,
+            threads,
+            &classify,
+            &mut |bytes| progress(Progress::Reading { bytes, total }),
+            |batch| {
+                let verdicts = retries.mark(&batch);
+                // Fails only if the ranking thread panicked; its join says so below.
+                let _ = to_rank.send((batch, verdicts));
+            },
+        );
+        drop(to_rank);
+        let ranking = ranker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (sha256, ranking)
+    });
+    let sha256 = sha256?;
+    let tally = Tally::from_stages(retries, ranking);
     let published = state::published(config, checkpoint, &manifest)?;
     let owner = Owner {
         input_name: input.name,

@@ -18,7 +18,7 @@ pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
 pub use rowset::RowSet;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
-pub use tally::{Batch, Counts, LineFinding, Summary, Tally};
+pub use tally::{Batch, Counts, LineFinding, Ranking, Retries, Summary, Tally, Verdict};
 
 use std::collections::BTreeMap;
 

@@ -284,20 +284,76 @@ impl Rows {
     }
 }
 
-/// Accumulates outcomes in line order. Memory grows with distinct events by 24 bytes
-/// each (a 128-bit id hash and a 64-bit fingerprint), not by the events' size, and with
-/// keys by their best record.
+/// Accumulates outcomes in line order, in two stages that can run on two threads, one
+/// batch behind the other: [`Retries`] tells new events from identical retries and
+/// conflicts (§2), [`Ranking`] keeps the best event per key (§3) with the counts and
+/// findings. Memory grows with distinct events by 24 bytes each (a 128-bit id hash and a
+/// 64-bit fingerprint), not by the events' size, and with keys by their best record.
 pub struct Tally<'s> {
+    retries: Retries,
+    ranking: Ranking<'s>,
+}
+
+/// Stage one: every distinct event seen, by id hash, with its values fingerprint.
+#[derive(Default)]
+pub struct Retries {
+    events: EventTable,
+    accepted: u64,
+    retries: u64,
+}
+
+/// What stage one found an accepted line to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    New,
+    /// The same event again, values identical: counted, then dropped.
+    Retry,
+    /// The same event id with other values: a breach, named by stage two.
+    Conflict,
+}
+
+/// Stage two: the best event of each key, the line counts and the findings.
+pub struct Ranking<'s> {
     schema: &'s Schema,
     counts: Counts,
     findings: Vec<LineFinding>,
-    /// Every distinct event seen: id hash (low, high) and values fingerprint.
-    events: EventTable,
     /// The best event of each key, by the key's hash: indexes into `best`, so the table
     /// stays small and growing it moves 4 bytes a key.
     by_key: KeyTable,
     best: Vec<Best>,
     rows: Rows,
+}
+
+impl Retries {
+    /// The verdict on each accepted event of `batch`, in order.
+    pub fn mark(&mut self, batch: &Batch) -> Vec<Verdict> {
+        let mut verdicts = Vec::with_capacity(batch.events.len());
+        for group in batch.events.chunks(WARM_GROUP) {
+            // Independent loads the CPU overlaps, where `offer` would wait for each miss.
+            let mut sink = 0u64;
+            for event in group {
+                sink ^= self.events.touch(event.id);
+            }
+            std::hint::black_box(sink);
+            for event in group {
+                let verdict = match self.events.offer(event.id, event.fingerprint) {
+                    Seen::New => Verdict::New,
+                    Seen::Before(f) if f == event.fingerprint => Verdict::Retry,
+                    Seen::Before(_) => Verdict::Conflict,
+                };
+                match verdict {
+                    Verdict::New => self.accepted += 1,
+                    Verdict::Retry => {
+                        self.accepted += 1;
+                        self.retries += 1;
+                    }
+                    Verdict::Conflict => {}
+                }
+                verdicts.push(verdict);
+            }
+        }
+        verdicts
+    }
 }
 
 /// The classified and ranked input, before any decision.
@@ -322,55 +378,95 @@ impl Summary {
 impl<'s> Tally<'s> {
     pub fn new(schema: &'s Schema) -> Self {
         Tally {
-            schema,
-            counts: Counts::default(),
-            findings: Vec::new(),
-            events: EventTable::default(),
-            by_key: KeyTable::default(),
-            best: Vec::new(),
-            rows: Rows::default(),
+            retries: Retries::default(),
+            ranking: Ranking {
+                schema,
+                counts: Counts::default(),
+                findings: Vec::new(),
+                by_key: KeyTable::default(),
+                best: Vec::new(),
+                rows: Rows::default(),
+            },
         }
     }
 
     /// Expects about `events` distinct events (saves growing the tables as they fill).
     /// Untouched room costs address space, not memory.
     pub fn reserve(&mut self, events: usize) {
-        self.events = EventTable::with_capacity(events);
+        self.retries.events = EventTable::with_capacity(events);
         // Keys are fewer than events: a third is a guess the table may grow past.
-        self.by_key = KeyTable::with_capacity(events / 3);
-        self.best.reserve(events);
+        self.ranking.by_key = KeyTable::with_capacity(events / 3);
+        self.ranking.best.reserve(events);
     }
 
     /// Records line `line`'s outcome. Lines must arrive in increasing order.
     pub fn push(&mut self, line: u64, outcome: Outcome) {
         let mut batch = Batch::default();
-        batch.push(line, outcome, self.schema);
+        batch.push(line, outcome, self.ranking.schema);
         self.push_batch(&batch);
     }
 
     /// Records a batch classified by [`Batch::classify`]. Batches must arrive in order.
     pub fn push_batch(&mut self, batch: &Batch) {
+        let verdicts = self.retries.mark(batch);
+        self.ranking.push(batch, &verdicts);
+    }
+
+    /// The two stages, to run on two threads: every batch goes through
+    /// [`Retries::mark`], then, in the same order, with its verdicts, [`Ranking::push`].
+    pub fn into_stages(self) -> (Retries, Ranking<'s>) {
+        (self.retries, self.ranking)
+    }
+
+    pub fn from_stages(retries: Retries, ranking: Ranking<'s>) -> Self {
+        Tally { retries, ranking }
+    }
+
+    /// The summary: counts completed, winners sorted by key, dates of the winners.
+    pub fn finish(self) -> Summary {
+        self.ranking.finish(self.retries)
+    }
+}
+
+impl Ranking<'_> {
+    /// Records a batch and the verdicts [`Retries::mark`] gave its events.
+    pub fn push(&mut self, batch: &Batch, verdicts: &[Verdict]) {
         self.counts.lines += batch.lines;
         self.counts.blank += batch.blank;
         self.counts.rejected += batch.rejected;
         for finding in batch.findings.iter().cloned() {
             self.find(finding);
         }
-        for group in batch.events.chunks(WARM_GROUP) {
+        for (group, verdicts) in batch
+            .events
+            .chunks(WARM_GROUP)
+            .zip(verdicts.chunks(WARM_GROUP))
+        {
             self.warm(group);
-            for event in group {
-                self.accept(event, batch);
+            for (event, verdict) in group.iter().zip(verdicts) {
+                match verdict {
+                    Verdict::New => self.accept(event, batch),
+                    Verdict::Retry => {}
+                    Verdict::Conflict => {
+                        let issue = self.conflict(event, batch);
+                        self.find(LineFinding {
+                            line: event.line,
+                            breach: true,
+                            issue,
+                        });
+                    }
+                }
             }
         }
     }
 
-    /// Loads, for each event of `group`, its table slots, then its key's entry and best
+    /// Loads, for each event of `group`, its key's slot, then its key's entry and best
     /// record: independent loads the CPU overlaps, where `accept` would wait for each
     /// cache miss in turn (the merging thread's main cost, measured).
     fn warm(&self, group: &[Accepted]) {
         let mut sink = 0u64;
         for event in group {
-            sink ^= self.events.touch(event.id) ^ self.by_key.touch(event.key_hash);
+            sink ^= self.by_key.touch(event.key_hash);
         }
         for event in group {
             let found = self.by_key.find(event.key_hash, |i| {
@@ -393,25 +489,8 @@ impl<'s> Tally<'s> {
         self.findings.push(finding);
     }
 
+    /// A new event: it becomes its key's best, or ties or loses to it.
     fn accept(&mut self, event: &Accepted, batch: &Batch) {
-        match self.events.offer(event.id, event.fingerprint) {
-            Seen::Before(fingerprint) if fingerprint == event.fingerprint => {
-                self.counts.accepted += 1;
-                self.counts.retries += 1;
-                return;
-            }
-            Seen::Before(_) => {
-                let issue = self.conflict(event, batch);
-                self.find(LineFinding {
-                    line: event.line,
-                    breach: true,
-                    issue,
-                });
-                return;
-            }
-            Seen::New => {}
-        }
-        self.counts.accepted += 1;
         let key = batch.slice(event.key);
         let row = batch.slice(event.row);
         let relative = (event.key.0 - event.row.0, event.key.1 - event.row.0);
@@ -483,14 +562,16 @@ impl<'s> Tally<'s> {
         }
     }
 
-    /// The summary: counts completed, winners sorted by key, dates of the winners.
-    pub fn finish(self) -> Summary {
+    /// The summary, with stage one's counts: winners sorted by key, their dates.
+    fn finish(self, retries: Retries) -> Summary {
         let schema = self.schema;
         let fields = schema.fields.len();
         let mut counts = self.counts;
+        counts.accepted = retries.accepted;
+        counts.retries = retries.retries;
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
-        drop(self.events);
+        drop(retries);
         drop(self.by_key);
         let (rows, best) = (self.rows, self.best);
         // Sort by key, then copy the winners' encoded records in key order (sequential
