@@ -1,4 +1,4 @@
-//! The common case of [`classify`](super::classify), in one pass and without allocating:
+//! The common case of [`classify`](fn@super::classify), in one pass and without allocating:
 //! a line that is one flat object of declared fields, each of its declared type, with no
 //! escapes. [`accept`] either proves the line accepted and appends its [`row`] encoding,
 //! or declines, and the caller classifies the line the full way, which names the reason.

@@ -1,6 +1,8 @@
 //! PURE. Outcomes → retries, conflicts, ranking, dates, decision = [`Plan`].
 //!
-//! - [`tally::Tally`] accumulates line outcomes into a [`Summary`].
+//! - [`tally::Tally`] accumulates classified batches of lines into a [`Summary`]: retries
+//!   and conflicts (stage one), the best event per key (stage two), over the flat
+//!   [`tables`]; the winners leave as a [`RowSet`] of encoded records.
 //! - [`decide()`] applies CONTRACT.md §5 steps 4–10 to a summary and the [`Published`]
 //!   state, giving the [`Plan`] that `land` executes and the console shows.
 //! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.

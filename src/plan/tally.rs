@@ -129,7 +129,7 @@ const KEY_SEED: u64 = 0x5748_4152_465f_4b59;
 
 impl Batch {
     /// Classifies line `line` into the batch: the fast path for the common shape, the
-    /// full [`classify`] for everything else. Lines must arrive in order.
+    /// full [`classify()`] for everything else. Lines must arrive in order.
     pub fn classify(&mut self, line: u64, bytes: LineBytes<'_>, schema: &Schema) {
         if let LineBytes::Kept(text) = bytes {
             let start = self.rows.len();
