@@ -375,6 +375,39 @@ fn check_disjoint(roots: &[(&str, &PathBuf)]) -> std::result::Result<(), String>
     Ok(())
 }
 
+/// The orders product the unit tests of several modules share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::Config;
+    use std::path::Path;
+
+    /// Order events: int key, timestamp order, int tiebreak, two optional fields and a
+    /// prohibited `email`.
+    pub fn orders() -> Config {
+        let text = r#"
+product = "orders"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+prohibited = ["email"]
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+status     = { type = "string",    required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int" }
+city       = { type = "string" }
+"#;
+        match Config::parse(text, Path::new("/w.toml"), Path::new("/")) {
+            Ok(config) => config,
+            Err(e) => panic!("the orders fixture parses: {e}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -179,32 +179,11 @@ fn integer(line: &[u8], at: usize) -> Option<(Slot, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::contract::{LineBytes, Outcome, classify};
     use proptest::prelude::*;
-    use std::path::Path;
 
     fn schema() -> Schema {
-        let text = r#"
-product = "orders"
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-prohibited = ["email"]
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int" }
-city       = { type = "string" }
-"#;
-        Config::parse(text, Path::new("/w.toml"), Path::new("/"))
-            .map(|c| c.schema)
-            .expect("the test schema parses")
+        crate::config::fixtures::orders().schema
     }
 
     /// The fast path's verdict and encoding, or `None` when it declines.

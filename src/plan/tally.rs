@@ -647,22 +647,7 @@ mod tests {
     use std::path::Path;
 
     fn config() -> Config {
-        let text = r#"
-product = "orders"
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int" }
-"#;
-        Config::parse(text, Path::new("/w.toml"), Path::new("/")).unwrap()
+        crate::config::fixtures::orders()
     }
 
     fn summarise(lines: &[String], schema: &Schema) -> Summary {
