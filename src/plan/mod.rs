@@ -7,6 +7,7 @@
 //!   state, giving the [`Plan`] that `land` executes and the console shows.
 //! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.
 
+pub mod batch;
 pub mod decide;
 pub mod merge;
 pub mod rank;
@@ -15,12 +16,13 @@ pub mod state;
 pub mod tables;
 pub mod tally;
 
+pub use batch::Batch;
 pub use decide::{DecideOptions, decide};
 pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
 pub use rowset::RowSet;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
-pub use tally::{Batch, Counts, LineFinding, Ranking, Retries, Summary, Tally, Verdict};
+pub use tally::{Counts, LineFinding, Ranking, Retries, Summary, Tally, Verdict};
 
 use std::collections::BTreeMap;
 

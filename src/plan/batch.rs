@@ -1,0 +1,152 @@
+//! [`Batch`]: one chunk of lines classified by a worker thread, ready for the
+//! [`Tally`](super::Tally). Accepted records are encoded ([`row`]) into one buffer with
+//! the hashes the tally compares, so the hot path allocates per chunk, not per line, and
+//! the merging threads only compare.
+
+use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
+
+use super::rank::Precedence;
+use super::tally::LineFinding;
+use crate::contract::{LineBytes, Outcome, Schema, classify, fast, row};
+
+/// One classified chunk of lines, built by a worker thread ([`Batch::classify`]) and
+/// merged in line order by [`Tally::push_batch`](super::Tally::push_batch).
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub(super) lines: u64,
+    pub(super) blank: u64,
+    pub(super) rejected: u64,
+    /// Rejects and breaches of this chunk.
+    pub(super) findings: Vec<LineFinding>,
+    pub(super) events: Vec<Accepted>,
+    /// Every accepted record of the chunk, encoded, back to back.
+    rows: Vec<u8>,
+    /// Scratch: the field offsets of the record being hashed.
+    starts: Vec<u32>,
+}
+
+/// An accepted line in a [`Batch`]: where its record is and what the merge compares.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Accepted {
+    pub line: u64,
+    pub precedence: Precedence,
+    /// 128-bit hash of the event id field (retries and conflicts, §2).
+    pub id: u128,
+    /// 64-bit hash of the whole record: equal records, equal fingerprints.
+    pub fingerprint: u64,
+    pub key_hash: u64,
+    /// The record, and its key field within it, in the batch's `rows`.
+    pub row: (u32, u32),
+    pub key: (u32, u32),
+    pub short_key: ShortKey,
+}
+
+/// The first bytes of an encoded key, zero-padded, and its length: keys this short (an
+/// int key is 9 bytes) compare without touching their record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ShortKey {
+    pub prefix: [u8; 16],
+    pub len: u32,
+}
+
+impl ShortKey {
+    fn of(key: &[u8]) -> Self {
+        let mut prefix = [0u8; 16];
+        let n = key.len().min(16);
+        prefix[..n].copy_from_slice(&key[..n]);
+        ShortKey {
+            prefix,
+            len: key.len() as u32,
+        }
+    }
+
+    /// Whether the prefix is the whole key.
+    pub fn is_whole(&self) -> bool {
+        self.len as usize <= self.prefix.len()
+    }
+}
+
+const ID_SEED: u64 = 0x5748_4152_465f_4944; // "WHARF_ID"
+const VALUES_SEED: u64 = 0x5748_4152_465f_5653;
+const KEY_SEED: u64 = 0x5748_4152_465f_4b59;
+
+impl Batch {
+    /// Classifies line `line` into the batch: the fast path for the common shape, the
+    /// full [`classify()`] for everything else. Lines must arrive in order.
+    pub fn classify(&mut self, line: u64, bytes: LineBytes<'_>, schema: &Schema) {
+        if let LineBytes::Kept(text) = bytes {
+            let start = self.rows.len();
+            if fast::accept(text, schema, &mut self.rows) {
+                self.lines += 1;
+                self.accepted(line, start, schema);
+                return;
+            }
+        }
+        self.push(line, classify(bytes, schema), schema);
+    }
+
+    /// Adds line `line`'s outcome. Lines must arrive in order.
+    pub fn push(&mut self, line: u64, outcome: Outcome, schema: &Schema) {
+        self.lines += 1;
+        match outcome {
+            Outcome::Blank => self.blank += 1,
+            Outcome::Rejected(issue) => {
+                self.rejected += 1;
+                self.findings.push(LineFinding {
+                    line,
+                    breach: false,
+                    issue,
+                });
+            }
+            Outcome::Breach(issue) => self.findings.push(LineFinding {
+                line,
+                breach: true,
+                issue,
+            }),
+            Outcome::Accepted(record) => {
+                let start = self.rows.len();
+                row::push_record(&mut self.rows, &record);
+                self.accepted(line, start, schema);
+            }
+        }
+    }
+
+    /// Hashes the record just encoded at `start..` and records it.
+    fn accepted(&mut self, line: u64, start: usize, schema: &Schema) {
+        let record = &self.rows[start..];
+        row::offsets(record, schema.fields.len(), &mut self.starts);
+        let field = |i: usize| (self.starts[i] as usize, self.starts[i + 1] as usize);
+        let slice = |(a, b): (usize, usize)| &record[a..b];
+        let (key_start, key_end) = field(schema.key);
+        let precedence = Precedence {
+            instant: row::instant(slice(field(schema.order_by))),
+            tiebreak: schema.tiebreak.and_then(|i| row::int(slice(field(i)))),
+        };
+        let event = Accepted {
+            line,
+            precedence,
+            id: xxh3_128_with_seed(slice(field(schema.event_id)), ID_SEED),
+            fingerprint: xxh3_64_with_seed(record, VALUES_SEED),
+            key_hash: xxh3_64_with_seed(slice((key_start, key_end)), KEY_SEED),
+            row: (start as u32, self.rows.len() as u32),
+            key: ((start + key_start) as u32, (start + key_end) as u32),
+            short_key: ShortKey::of(slice((key_start, key_end))),
+        };
+        self.events.push(event);
+    }
+
+    /// Empties the batch, keeping its buffers for the next chunk.
+    pub fn clear(&mut self) {
+        self.lines = 0;
+        self.blank = 0;
+        self.rejected = 0;
+        self.findings.clear();
+        self.events.clear();
+        self.rows.clear();
+    }
+
+    /// Bytes `start..end` of the batch's records.
+    pub(super) fn slice(&self, (start, end): (u32, u32)) -> &[u8] {
+        &self.rows[start as usize..end as usize]
+    }
+}
