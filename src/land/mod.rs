@@ -92,6 +92,29 @@ fn plan_with_manifest(
     let input = input::open(path)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
+    let (sha256, tally) = read_and_tally(config, &input, path, progress)?;
+    let published = state::published(config, checkpoint, &manifest)?;
+    let owner = Owner {
+        input_name: input.name,
+        input_sha256: sha256,
+    };
+    let summary = tally.finish();
+    let merged = match config.write_mode {
+        WriteMode::Replace => None,
+        WriteMode::Merge => Some(merge_batch(config, &manifest, &summary)?),
+    };
+    let plan = plan::decide(summary, owner, config, &published, merged, options);
+    Ok((plan, manifest))
+}
+
+/// Reads `input` once: its SHA-256, and every line classified (by every core, in
+/// chunks) and tallied (two stages on two threads, one batch apart).
+fn read_and_tally<'c>(
+    config: &'c Config,
+    input: &input::Input,
+    path: &Path,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(String, Tally<'c>)> {
     let mut tally = Tally::new(&config.schema);
     // Order events run ~130 bytes a line: tables sized for 140-byte lines rarely grow
     // (growing one doubles it, and its new pages fault in slowly).
@@ -149,20 +172,7 @@ fn plan_with_manifest(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (sha256, ranking)
     });
-    let sha256 = sha256?;
-    let tally = Tally::from_stages(retries, ranking);
-    let published = state::published(config, checkpoint, &manifest)?;
-    let owner = Owner {
-        input_name: input.name,
-        input_sha256: sha256,
-    };
-    let summary = tally.finish();
-    let merged = match config.write_mode {
-        WriteMode::Replace => None,
-        WriteMode::Merge => Some(merge_batch(config, &manifest, &summary)?),
-    };
-    let plan = plan::decide(summary, owner, config, &published, merged, options);
-    Ok((plan, manifest))
+    Ok((sha256?, Tally::from_stages(retries, ranking)))
 }
 
 /// §10: reads the published rows the batch's winners meet and merges them.
