@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::support::{Product, event, statuses};
+use crate::support::{Product, event, event_seq, statuses};
 
 #[test]
 fn a_refusal_leaves_the_published_day_and_checkpoint_byte_for_byte() {
@@ -299,4 +299,41 @@ fn status_history_and_quarantine_report_from_the_files() {
     );
     let listed = product.wharf(&["quarantine", "--json"]).json();
     assert_eq!(listed["entries"][0]["input_sha256"], sha.as_str());
+}
+
+#[test]
+fn the_same_input_lands_as_the_same_bytes() {
+    // Over 1 MiB of lines, so several chunks go through the classifying threads and both
+    // tally stages, and two dates of two files each, with retries and late events: the
+    // published files must not depend on how the threads were scheduled.
+    let mut lines: Vec<String> = (0..24_000u32)
+        .map(|i| {
+            let order = i64::from(i % 5_000);
+            let day = 1 + (i % 2);
+            let at = format!("2024-03-0{day}T{:02}:{:02}:00Z", i / 1_000 % 24, i % 60);
+            event_seq(
+                &format!("e{i}"),
+                order,
+                &format!("S{}", i % 5),
+                &at,
+                i64::from(i % 3),
+            )
+        })
+        .collect();
+    let retries: Vec<String> = lines.iter().step_by(7).cloned().collect();
+    lines.extend(retries);
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let landed: Vec<_> = (0..2)
+        .map(|_| {
+            let product = Product::new("files_per_date = 2");
+            let input = product.input("burst.jsonl", &lines);
+            let ran = product.run(&input);
+            assert_eq!(ran.code, 0, "{}", ran.stderr);
+            assert_eq!(ran.json()["counts"]["retries"], 24_000 / 7 + 1);
+            product.snapshot("lake/orders")
+        })
+        .collect();
+    assert_eq!(landed[0].len(), 4, "two dates of two files each");
+    assert!(landed[0].values().all(|bytes| bytes.len() > 1_000));
+    assert_eq!(landed[0], landed[1]);
 }
