@@ -1,4 +1,4 @@
-//! The two hash tables of the merging thread, open addressing with linear probing in one
+//! The hash tables of the tally's two stages, open addressing with linear probing in one
 //! flat array each, so that a lookup touches one cache line (hashbrown keeps its control
 //! bytes apart from its slots: two lines). Both can be *touched* ahead of use: the tally
 //! loads the slots of a group of events first, letting the CPU overlap those cache misses,
@@ -72,8 +72,8 @@ impl EventTable {
             self.grow();
         }
         let id = Self::stored(id);
-        let mask = self.slots.len();
-        let mut at = home(id[0], mask);
+        let len = self.slots.len();
+        let mut at = home(id[0], len);
         loop {
             let slot = &mut self.slots[at];
             if slot[..2] == id {
@@ -85,7 +85,7 @@ impl EventTable {
                 return Seen::New;
             }
             at += 1;
-            if at == mask {
+            if at == len {
                 at = 0;
             }
         }
