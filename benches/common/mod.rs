@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use wharf::config::Config;
-use wharf::contract::{LineBytes, Outcome, Schema, classify};
+use wharf::contract::{Date, LineBytes, Outcome, Schema, classify};
 
 /// The sample product's config: one source for the samples, the tests and the benches.
 const CONFIG: &str = include_str!("../../samples/wharf.toml");
@@ -155,7 +155,7 @@ fn stamp(at: i64, digits: u8, offset: usize) -> String {
     let (suffix, offset_secs) = OFFSETS[offset];
     let local = at.div_euclid(NS) + offset_secs;
     let sub = at.rem_euclid(NS);
-    let (year, month, day) = civil_from_days(local.div_euclid(DAY_SECS));
+    let date = Date(local.div_euclid(DAY_SECS) as i32);
     let second = local.rem_euclid(DAY_SECS);
     let fraction = match digits {
         0 => String::new(),
@@ -164,25 +164,11 @@ fn stamp(at: i64, digits: u8, offset: usize) -> String {
         _ => format!(".{sub:09}"),
     };
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}{fraction}{suffix}",
+        "{date}T{:02}:{:02}:{:02}{fraction}{suffix}",
         second / 3600,
         second / 60 % 60,
         second % 60
     )
-}
-
-/// (year, month, day) of a day number since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// Every key's lifecycle, in UTC time order (ids not yet assigned).
