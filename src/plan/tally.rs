@@ -14,9 +14,8 @@ use super::rowset::RowSet;
 use super::tables::{EventTable, KeyTable, Seen};
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 
-/// The line counts of CONTRACT.md §8. A count missing from a stored record is 0: run
-/// logs and checkpoints written before a count existed (`stale` came with merge mode)
-/// still read.
+/// The line counts of CONTRACT.md §8. A count missing from a stored record is 0: run-log
+/// lines written before a count existed (`stale` came with merge mode) still read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Counts {

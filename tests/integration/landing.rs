@@ -337,3 +337,26 @@ fn the_same_input_lands_as_the_same_bytes() {
     assert!(landed[0].values().all(|bytes| bytes.len() > 1_000));
     assert_eq!(landed[0], landed[1]);
 }
+
+#[test]
+fn a_run_log_written_before_stale_existed_still_reads() {
+    // The first merge-mode release added `stale` to the counts; a line written before
+    // it must stay history, not become a corrupt run log.
+    let product = Product::new("");
+    fs::create_dir_all(product.state()).unwrap();
+    let old = r#"{"time":"2026-11-29T10:18:42.282957Z","product":"orders","input_name":"old.jsonl","input_sha256":"81bff791818e96293dbe1e918bad4da236eb8d1d292e7e9c78f39e0b014180de","action":"published","reason":null,"dates":["2024-03-01"],"counts":{"lines":5,"blank":0,"accepted":5,"rejected":0,"retries":0,"keys":3,"ties_by_arrival":0,"by_reason":{}},"duration_ms":6,"tool_version":"0.1.0","swaps":["rename"]}"#;
+    fs::write(product.state().join("runs.jsonl"), format!("{old}\n")).unwrap();
+    let input = product.input("in.jsonl", &[&event("e1", 1, "A", "2024-03-02T10:00:00Z")]);
+    assert_eq!(product.run(&input).code, 0);
+    let history = product.wharf(&["history", "--json"]);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    let names: Vec<String> = history
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["input_name"].to_string())
+        .collect();
+    assert_eq!(names.len(), 2, "{}", history.stdout);
+    assert!(names.iter().any(|n| n.contains("old.jsonl")), "{names:?}");
+    let log = fs::read_to_string(product.state().join("runs.jsonl")).unwrap();
+    assert!(log.starts_with(old), "the old line is kept as it was");
+}
