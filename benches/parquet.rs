@@ -12,7 +12,7 @@ mod common;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use wharf::land::parquet_files::write_partition;
-use wharf::plan::Tally;
+use wharf::plan::{Finish, Tally};
 
 /// Lines generated: ~0.29 keys per line gives ~290k winners.
 const LINES: usize = 1_000_000;
@@ -24,7 +24,9 @@ fn bench_parquet(c: &mut Criterion) {
     for (line, outcome) in common::accepted(&common::lines(LINES), schema) {
         tally.push(line, outcome);
     }
-    let summary = tally.finish();
+    let Ok(Finish::Done(summary)) = tally.finish() else {
+        panic!("generated lines have no conflicts, and memory scratch cannot fail");
+    };
     assert_eq!(summary.dates.len(), 1, "every winner is on one UTC date");
     let rows = &summary.winners;
     let folder = tempfile::tempdir().expect("a temp folder for the Parquet file");

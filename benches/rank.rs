@@ -27,7 +27,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use polars::prelude::*;
 use wharf::contract::{Outcome, Schema};
-use wharf::plan::{Batch, Summary, Tally};
+use wharf::plan::{Batch, Finish, Summary, Tally};
 
 /// Lines generated; 3% are rejects, leaving ~300k accepted events over ~90k keys.
 const LINES: usize = 310_000;
@@ -90,7 +90,10 @@ fn wharf_rank(batches: &[Batch], events: usize, schema: &Schema) -> Summary {
     for batch in batches {
         tally.push_batch(batch);
     }
-    tally.finish()
+    let Ok(Finish::Done(summary)) = tally.finish() else {
+        panic!("generated lines have no conflicts, and memory scratch cannot fail");
+    };
+    summary
 }
 
 fn polars_rank(columns: Columns) -> PolarsResult<DataFrame> {

@@ -12,6 +12,7 @@ pub mod parquet_files;
 pub mod quarantine;
 pub mod restore;
 pub mod runlog;
+pub mod scratch;
 pub mod state;
 pub mod swap;
 
@@ -27,10 +28,11 @@ use crate::config::{Config, WriteMode};
 use crate::contract::Date;
 use crate::error::Result;
 use crate::plan::{
-    self, Action, Batch, Checkpoint, DecideOptions, Event, Manifest, Merged, Owner, PartitionEntry,
-    Plan, PublishedRows, RowSet, Summary, Tally, Verdict,
+    self, Action, Batch, Checkpoint, DecideOptions, Event, EventLog, Finish, Manifest, Merged,
+    Owner, PartitionEntry, Plan, PublishedRows, RowSet, Summary, Tally,
 };
 use crate::{input, pipeline};
+use scratch::FileScratch;
 
 /// What a run reports while it works; returning `false` from the callback cancels
 /// (honoured while reading, before anything is written).
@@ -92,13 +94,12 @@ fn plan_with_manifest(
     let input = input::open(path)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
-    let (sha256, tally) = read_and_tally(config, &input, path, progress)?;
+    let (sha256, summary) = read_and_summarise(config, &input, path, progress)?;
     let published = state::published(config, checkpoint, &manifest)?;
     let owner = Owner {
         input_name: input.name,
         input_sha256: sha256,
     };
-    let summary = tally.finish();
     let merged = match config.write_mode {
         WriteMode::Replace => None,
         WriteMode::Merge => Some(merge_batch(config, &manifest, &summary)?),
@@ -107,18 +108,57 @@ fn plan_with_manifest(
     Ok((plan, manifest))
 }
 
-/// Reads `input` once: its SHA-256, and every line classified (by every core, in
-/// chunks) and tallied (two stages on two threads, one batch apart).
-fn read_and_tally<'c>(
-    config: &'c Config,
+/// Reads `input` (its SHA-256, every line classified and tallied) into a summary. A file
+/// with conflicts is read twice: §2 is resolved after the first pass, and the second
+/// ranks without the conflicting lines (a refused file's counts stay exact).
+fn read_and_summarise(
+    config: &Config,
     input: &input::Input,
     path: &Path,
     progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(String, Summary)> {
+    let scratch_dir = std::env::temp_dir();
+    let (sha256, tally) =
+        read_and_tally(config, &input.file, input.size, path, progress, Vec::new())?;
+    let conflicts = match tally
+        .finish()
+        .map_err(|e| FileScratch::error(&scratch_dir, e))?
+    {
+        Finish::Done(summary) => return Ok((sha256, summary)),
+        Finish::Rescan(conflicts) => conflicts,
+    };
+    let again = input::open(path)?;
+    let (second, tally) =
+        read_and_tally(config, &again.file, again.size, path, progress, conflicts)?;
+    match tally
+        .finish()
+        .map_err(|e| FileScratch::error(&scratch_dir, e))?
+    {
+        Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
+        _ => Err(crate::Error::Input {
+            path: path.to_owned(),
+            message: "changed while it was read; land it once its producer has closed it"
+                .to_owned(),
+        }),
+    }
+}
+
+/// Reads `file` once: its SHA-256, and every line classified (by every core, in chunks)
+/// and tallied (two stages on two threads, one batch apart). `conflicts`: lines a first
+/// pass found to be conflicts ([`Tally::rescan`]).
+fn read_and_tally<'c>(
+    config: &'c Config,
+    file: &std::fs::File,
+    size: u64,
+    path: &Path,
+    progress: &mut dyn FnMut(Progress) -> bool,
+    conflicts: Vec<u64>,
 ) -> Result<(String, Tally<'c>)> {
-    let mut tally = Tally::new(&config.schema);
-    // Order events run ~130 bytes a line: tables sized for 140-byte lines rarely grow
-    // (growing one doubles it, and its new pages fault in slowly).
-    tally.reserve((input.size / 140) as usize);
+    let log = EventLog::new(Box::new(FileScratch::new()), plan::events::BUCKET_RECORDS);
+    let mut tally = Tally::rescan(&config.schema, log, conflicts);
+    // Order events run ~130 bytes a line: a key table sized for 140-byte lines rarely
+    // grows (growing one doubles it, and its new pages fault in slowly).
+    tally.reserve((size / 140) as usize);
     let schema = &config.schema;
     // Batches go back to the workers once merged: their buffers are reused, not faulted
     // in afresh for every chunk (a measured cost).
@@ -134,18 +174,18 @@ fn read_and_tally<'c>(
         }
         batch
     };
-    let total = input.size;
+    let total = size;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    // The tally's two stages on two threads, one batch apart: this thread tells retries
-    // from new events as batches arrive in order, the ranking thread keeps each key's
-    // best. One thread for both was the limit at 8M events (its table misses).
-    let (mut retries, mut ranking) = tally.into_stages();
+    // The tally's two stages on two threads, one batch apart: this thread logs each
+    // batch's events for §2 as batches arrive in order, the ranking thread keeps each
+    // key's best.
+    let (mut log, mut ranking) = tally.into_stages();
     let (sha256, ranking) = std::thread::scope(|scope| {
-        let (to_rank, batches) = sync_channel::<(Batch, Vec<Verdict>)>(2);
+        let (to_rank, batches) = sync_channel::<Batch>(2);
         let spare = &spare;
         let ranker = scope.spawn(move || {
-            for (mut batch, verdicts) in batches {
-                ranking.push(&batch, &verdicts);
+            for mut batch in batches {
+                ranking.push(&batch);
                 batch.clear();
                 if let Ok(mut spare) = spare.lock() {
                     spare.push(batch);
@@ -154,16 +194,16 @@ fn read_and_tally<'c>(
             ranking
         });
         let sha256 = pipeline::scan_chunks(
-            &input.file,
+            file,
             path,
             config.max_line_bytes,
             threads,
             &classify,
             &mut |bytes| progress(Progress::Reading { bytes, total }),
             |batch| {
-                let verdicts = retries.mark(&batch);
+                log.push_batch(&batch);
                 // Fails only if the ranking thread panicked; its join says so below.
-                let _ = to_rank.send((batch, verdicts));
+                let _ = to_rank.send(batch);
             },
         );
         drop(to_rank);
@@ -172,7 +212,7 @@ fn read_and_tally<'c>(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (sha256, ranking)
     });
-    Ok((sha256?, Tally::from_stages(retries, ranking)))
+    Ok((sha256?, Tally::from_stages(log, ranking)))
 }
 
 /// §10: reads the published rows the batch's winners meet and merges them.

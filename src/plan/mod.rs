@@ -1,14 +1,16 @@
 //! PURE. Outcomes → retries, conflicts, ranking, dates, decision = [`Plan`].
 //!
-//! - [`tally::Tally`] accumulates classified batches of lines into a [`Summary`]: retries
-//!   and conflicts (stage one), the best event per key (stage two), over the flat
-//!   [`tables`]; the winners leave as a [`RowSet`] of encoded records.
+//! - [`tally::Tally`] accumulates classified batches of lines into a [`Summary`]: every
+//!   event logged for retries and conflicts ([`events`], stage one), the best event per
+//!   key (stage two), over the flat [`tables`]; the winners leave as a [`RowSet`] of
+//!   encoded records.
 //! - [`decide()`] applies CONTRACT.md §5 steps 4–10 to a summary and the [`Published`]
 //!   state, giving the [`Plan`] that `land` executes and the console shows.
 //! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.
 
 pub mod batch;
 pub mod decide;
+pub mod events;
 pub mod merge;
 pub mod rank;
 pub mod rowset;
@@ -18,11 +20,12 @@ pub mod tally;
 
 pub use batch::Batch;
 pub use decide::{DecideOptions, decide};
+pub use events::{EventLog, MemoryScratch, Resolved, Scratch};
 pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
 pub use rowset::RowSet;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
-pub use tally::{Counts, LineFinding, Ranking, Retries, Summary, Tally, Verdict};
+pub use tally::{Counts, Finish, LineFinding, Ranking, Summary, Tally};
 
 use std::collections::BTreeMap;
 

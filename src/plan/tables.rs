@@ -1,4 +1,5 @@
-//! The hash tables of the tally's two stages, open addressing with linear probing in one
+//! The hash tables of §2 and §3 ([`EventTable`] for the event log's buckets,
+//! [`KeyTable`] for the ranking), open addressing with linear probing in one
 //! flat array each, so that a lookup touches one cache line (hashbrown keeps its control
 //! bytes apart from its slots: two lines). Both can be *touched* ahead of use: the tally
 //! loads the slots of a group of events first, letting the CPU overlap those cache misses,
@@ -51,6 +52,17 @@ impl EventTable {
             slots: vec![[u64::MAX; 3]; capacity_for(events)],
             len: 0,
         }
+    }
+
+    /// Empties the table, sized for `events` (reusing its memory when that fits).
+    pub fn reset(&mut self, events: usize) {
+        let want = capacity_for(events);
+        if self.slots.len() < want || self.slots.len() > want * 4 {
+            self.slots = vec![[u64::MAX; 3]; want];
+        } else {
+            self.slots.fill([u64::MAX; 3]);
+        }
+        self.len = 0;
     }
 
     /// The id as stored: the all-ones id (odds 2⁻¹²⁸) is folded onto another.

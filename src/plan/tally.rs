@@ -1,17 +1,19 @@
 //! [`Tally`]: the streaming accumulator of one input's classified [`Batch`]es, in line
-//! order. It counts, keeps every reject and breach (for quarantine), collapses identical
-//! retries and flags conflicts (§2, stage one: [`Retries`]), and keeps the best event per
-//! key so far (§3) with whether the runner-up ties it (stage two: [`Ranking`]).
-//! [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by key.
+//! order. It counts, keeps every reject and breach (for quarantine), logs every accepted
+//! event for §2 (stage one: an [`EventLog`], resolved once the input is read) and keeps
+//! the best event per key so far (§3) with whether the runner-up ties it (stage two:
+//! [`Ranking`]). [`Tally::finish`] turns it into a [`Summary`] whose winners are sorted by
+//! key, or asks for one more pass when §2 found conflicts (see [`Finish`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
 use super::batch::{Accepted, Batch, ShortKey};
+use super::events::{EventLog, Resolved};
 use super::rank::Precedence;
 use super::rowset::RowSet;
-use super::tables::{EventTable, KeyTable, Seen};
+use super::tables::KeyTable;
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 
 /// The line counts of CONTRACT.md §8. A count missing from a stored record is 0: run-log
@@ -68,6 +70,8 @@ const WARM_GROUP: usize = 64;
 #[derive(Clone, Copy)]
 struct Best {
     key_hash: u64,
+    /// The event id's hash (low half): tells a retry of the best from another event.
+    id: u64,
     line: u64,
     precedence: Precedence,
     /// The runner-up ties the best on instant and tiebreak.
@@ -142,34 +146,22 @@ impl Rows {
 }
 
 /// Accumulates outcomes in line order, in two stages that can run on two threads, one
-/// batch behind the other: [`Retries`] tells new events from identical retries and
-/// conflicts (§2), [`Ranking`] keeps the best event per key (§3) with the counts and
-/// findings. Memory grows with distinct events by 24 bytes each (a 128-bit id hash and a
-/// 64-bit fingerprint), not by the events' size, and with keys by their best record.
+/// batch behind the other: the [`EventLog`] records every accepted event for §2, the
+/// [`Ranking`] keeps the best event per key (§3) with the counts and findings. Memory grows
+/// with keys (their best record), not with lines: the log holds at most 16 MiB and spills
+/// the rest to its scratch.
 pub struct Tally<'s> {
-    retries: Retries,
+    log: EventLog,
     ranking: Ranking<'s>,
 }
 
-/// Stage one: every distinct event seen, by id hash, with its values fingerprint.
-#[derive(Default)]
-pub struct Retries {
-    events: EventTable,
-    accepted: u64,
-    retries: u64,
-}
-
-/// What stage one found an accepted line to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    New,
-    /// The same event again, values identical: counted, then dropped.
-    Retry,
-    /// The same event id with other values: a breach, named by stage two.
-    Conflict,
-}
-
 /// Stage two: the best event of each key, the line counts and the findings.
+///
+/// It ranks before §2 is resolved, so it must not let a retry count as another event. A
+/// retry has its event's key and precedence and a later line: it can only matter when it
+/// ties its key's best, and then its event is among the events tied at the top, whose
+/// ids the ranking keeps. Conflicts are only known once the log resolves: a file with
+/// any is ranked again with their lines given ([`Tally::rescan`]).
 pub struct Ranking<'s> {
     schema: &'s Schema,
     counts: Counts,
@@ -179,38 +171,23 @@ pub struct Ranking<'s> {
     by_key: KeyTable,
     best: Vec<Best>,
     rows: Rows,
+    /// For a key whose best is tied: the ids of the other events tied with it.
+    tied_ids: HashMap<u32, Vec<u64>>,
+    /// Lines known to be conflicts (a rescan), in order; `next_conflict` is the cursor.
+    conflicts: Vec<u64>,
+    next_conflict: usize,
 }
 
-impl Retries {
-    /// The verdict on each accepted event of `batch`, in order.
-    pub fn mark(&mut self, batch: &Batch) -> Vec<Verdict> {
-        let mut verdicts = Vec::with_capacity(batch.events.len());
-        for group in batch.events.chunks(WARM_GROUP) {
-            // Independent loads the CPU overlaps, where `offer` would wait for each miss.
-            let mut sink = 0u64;
-            for event in group {
-                sink ^= self.events.touch(event.id);
-            }
-            std::hint::black_box(sink);
-            for event in group {
-                let verdict = match self.events.offer(event.id, event.fingerprint) {
-                    Seen::New => Verdict::New,
-                    Seen::Before(f) if f == event.fingerprint => Verdict::Retry,
-                    Seen::Before(_) => Verdict::Conflict,
-                };
-                match verdict {
-                    Verdict::New => self.accepted += 1,
-                    Verdict::Retry => {
-                        self.accepted += 1;
-                        self.retries += 1;
-                    }
-                    Verdict::Conflict => {}
-                }
-                verdicts.push(verdict);
-            }
-        }
-        verdicts
-    }
+/// The most keys [`Tally::reserve`] makes room for ahead.
+const KEYS_RESERVED_AT_MOST: usize = 2 << 20;
+
+/// How a tally ends.
+#[derive(Debug)]
+pub enum Finish {
+    Done(Summary),
+    /// §2 found conflicts on these lines: push the same batches again into
+    /// [`Tally::rescan`] with them, so that the ranking leaves them out.
+    Rescan(Vec<u64>),
 }
 
 /// The classified and ranked input, before any decision.
@@ -233,9 +210,14 @@ impl Summary {
 }
 
 impl<'s> Tally<'s> {
+    /// A tally whose event log spills to memory: for inputs a test or bench builds.
     pub fn new(schema: &'s Schema) -> Self {
+        Self::with_log(schema, EventLog::default())
+    }
+
+    pub fn with_log(schema: &'s Schema, log: EventLog) -> Self {
         Tally {
-            retries: Retries::default(),
+            log,
             ranking: Ranking {
                 schema,
                 counts: Counts::default(),
@@ -243,17 +225,27 @@ impl<'s> Tally<'s> {
                 by_key: KeyTable::default(),
                 best: Vec::new(),
                 rows: Rows::default(),
+                tied_ids: HashMap::new(),
+                conflicts: Vec::new(),
+                next_conflict: 0,
             },
         }
     }
 
-    /// Expects about `events` distinct events (saves growing the tables as they fill).
-    /// Untouched room costs address space, not memory.
+    /// The second pass over an input whose first found `conflicts` (see [`Finish`]).
+    pub fn rescan(schema: &'s Schema, log: EventLog, conflicts: Vec<u64>) -> Self {
+        let mut tally = Self::with_log(schema, log);
+        tally.ranking.conflicts = conflicts;
+        tally
+    }
+
+    /// Expects about `events` events (saves growing the key table as it fills): keys are
+    /// fewer, a third is a guess the table may grow past, capped so that the guess costs
+    /// at most ~23 MiB whatever the input's size. Untouched room costs address space only.
     pub fn reserve(&mut self, events: usize) {
-        self.retries.events = EventTable::with_capacity(events);
-        // Keys are fewer than events: a third is a guess the table may grow past.
-        self.ranking.by_key = KeyTable::with_capacity(events / 3);
-        self.ranking.best.reserve(events);
+        let keys = (events / 3).min(KEYS_RESERVED_AT_MOST);
+        self.ranking.by_key = KeyTable::with_capacity(keys);
+        self.ranking.best.reserve(keys);
     }
 
     /// Records line `line`'s outcome. Lines must arrive in increasing order.
@@ -265,53 +257,72 @@ impl<'s> Tally<'s> {
 
     /// Records a batch classified by [`Batch::classify`]. Batches must arrive in order.
     pub fn push_batch(&mut self, batch: &Batch) {
-        let verdicts = self.retries.mark(batch);
-        self.ranking.push(batch, &verdicts);
+        self.log.push_batch(batch);
+        self.ranking.push(batch);
     }
 
-    /// The two stages, to run on two threads: every batch goes through
-    /// [`Retries::mark`], then, in the same order, with its verdicts, [`Ranking::push`].
-    pub fn into_stages(self) -> (Retries, Ranking<'s>) {
-        (self.retries, self.ranking)
+    /// The two stages, to run on two threads: every batch goes to
+    /// [`EventLog::push_batch`] and, in the same order, to [`Ranking::push`].
+    pub fn into_stages(self) -> (EventLog, Ranking<'s>) {
+        (self.log, self.ranking)
     }
 
-    pub fn from_stages(retries: Retries, ranking: Ranking<'s>) -> Self {
-        Tally { retries, ranking }
+    pub fn from_stages(log: EventLog, ranking: Ranking<'s>) -> Self {
+        Tally { log, ranking }
     }
 
-    /// The summary: counts completed, winners sorted by key, dates of the winners.
-    pub fn finish(self) -> Summary {
-        self.ranking.finish(self.retries)
+    /// Resolves §2 (fails only when the log's scratch does), then: the summary, with
+    /// counts completed, winners sorted by key and the winners' dates; or a request to
+    /// rank again without the conflicting lines.
+    pub fn finish(self) -> std::io::Result<Finish> {
+        let (log, ranking) = (self.log, self.ranking);
+        let known = ranking.conflicts.clone();
+        // §2 resolves on another thread while the winners are sorted and copied.
+        let (resolved, summary) = std::thread::scope(|scope| {
+            let resolving = scope.spawn(move || log.resolve(1));
+            let summary = ranking.finish();
+            let resolved = resolving
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (resolved, summary)
+        });
+        let Resolved {
+            accepted,
+            retries,
+            conflicts,
+        } = resolved?;
+        if conflicts != known {
+            return Ok(Finish::Rescan(conflicts));
+        }
+        let mut summary = summary;
+        summary.counts.accepted = accepted;
+        summary.counts.retries = retries;
+        Ok(Finish::Done(summary))
     }
 }
 
 impl Ranking<'_> {
-    /// Records a batch and the verdicts [`Retries::mark`] gave its events.
-    pub fn push(&mut self, batch: &Batch, verdicts: &[Verdict]) {
+    /// Records a batch.
+    pub fn push(&mut self, batch: &Batch) {
         self.counts.lines += batch.lines;
         self.counts.blank += batch.blank;
         self.counts.rejected += batch.rejected;
         for finding in batch.findings.iter().cloned() {
             self.find(finding);
         }
-        for (group, verdicts) in batch
-            .events
-            .chunks(WARM_GROUP)
-            .zip(verdicts.chunks(WARM_GROUP))
-        {
+        for group in batch.events.chunks(WARM_GROUP) {
             self.warm(group);
-            for (event, verdict) in group.iter().zip(verdicts) {
-                match verdict {
-                    Verdict::New => self.accept(event, batch),
-                    Verdict::Retry => {}
-                    Verdict::Conflict => {
-                        let issue = self.conflict(event, batch);
-                        self.find(LineFinding {
-                            line: event.line,
-                            breach: true,
-                            issue,
-                        });
-                    }
+            for event in group {
+                if self.conflicts.get(self.next_conflict) == Some(&event.line) {
+                    self.next_conflict += 1;
+                    let issue = self.conflict(event, batch);
+                    self.find(LineFinding {
+                        line: event.line,
+                        breach: true,
+                        issue,
+                    });
+                } else {
+                    self.accept(event, batch);
                 }
             }
         }
@@ -347,12 +358,14 @@ impl Ranking<'_> {
         self.findings.push(finding);
     }
 
-    /// A new event: it becomes its key's best, or ties or loses to it.
+    /// An accepted event: it becomes its key's best, ties it, loses to it, or is a retry
+    /// of an event tied at the top (which changes nothing).
     fn accept(&mut self, event: &Accepted, batch: &Batch) {
         let key = batch.slice(event.key);
         let row = batch.slice(event.row);
         let relative = (event.key.0 - event.row.0, event.key.1 - event.row.0);
         let key_hash = event.key_hash;
+        let id = event.id as u64;
         let (best, rows) = (&mut self.best, &mut self.rows);
         let short_key = event.short_key;
         let found = self.by_key.find(key_hash, |i| {
@@ -361,38 +374,56 @@ impl Ranking<'_> {
                 && b.short_key == short_key
                 && (short_key.is_whole() || key_of(rows, b) == key)
         });
-        match found {
-            None => {
-                let index = best.len() as u32;
-                best.push(Best {
-                    key_hash,
-                    line: event.line,
-                    precedence: event.precedence,
-                    tied: false,
-                    row: rows.insert(row),
-                    key: relative,
-                    short_key,
-                });
-                self.by_key
-                    .insert(key_hash, index, |i| best[i as usize].key_hash);
-            }
-            Some(index) => {
-                let b = &mut best[index as usize];
-                let same = event.precedence == b.precedence;
-                if (event.precedence, event.line) > (b.precedence, b.line) {
-                    *b = Best {
-                        line: event.line,
-                        precedence: event.precedence,
-                        tied: same,
-                        row: rows.replace(b.row, row),
-                        key: relative,
-                        ..*b
-                    };
-                } else {
-                    b.tied |= same;
+        let Some(index) = found else {
+            let index = best.len() as u32;
+            best.push(Best {
+                key_hash,
+                id,
+                line: event.line,
+                precedence: event.precedence,
+                tied: false,
+                row: rows.insert(row),
+                key: relative,
+                short_key,
+            });
+            self.by_key
+                .insert(key_hash, index, |i| best[i as usize].key_hash);
+            return;
+        };
+        let b = &mut best[index as usize];
+        let tied = match event.precedence.cmp(&b.precedence) {
+            // Below the best, whatever it is: it changes nothing (lines only grow, so
+            // an equal precedence is a tie the later line wins).
+            std::cmp::Ordering::Less => return,
+            std::cmp::Ordering::Greater => {
+                if b.tied {
+                    self.tied_ids.remove(&index);
                 }
+                false
             }
-        }
+            std::cmp::Ordering::Equal => {
+                let seen = b.id == id
+                    || (b.tied
+                        && self
+                            .tied_ids
+                            .get(&index)
+                            .is_some_and(|ids| ids.contains(&id)));
+                if seen {
+                    return; // a retry of an event tied at the top (§2 counts it)
+                }
+                self.tied_ids.entry(index).or_default().push(b.id);
+                true
+            }
+        };
+        *b = Best {
+            id,
+            line: event.line,
+            precedence: event.precedence,
+            tied,
+            row: rows.replace(b.row, row),
+            key: relative,
+            ..*b
+        };
     }
 
     /// The conflict issue for `event`, naming the first differing field when the earlier
@@ -420,17 +451,15 @@ impl Ranking<'_> {
         }
     }
 
-    /// The summary, with stage one's counts: winners sorted by key, their dates.
-    fn finish(self, retries: Retries) -> Summary {
+    /// The summary, without §2's counts: winners sorted by key, their dates.
+    fn finish(self) -> Summary {
         let schema = self.schema;
         let fields = schema.fields.len();
         let mut counts = self.counts;
-        counts.accepted = retries.accepted;
-        counts.retries = retries.retries;
         counts.keys = self.best.len() as u64;
         counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
-        drop(retries);
         drop(self.by_key);
+        drop(self.tied_ids);
         let (rows, best) = (self.rows, self.best);
         // Sort by key, then copy the winners' encoded records in key order (sequential
         // for the column writers): no record is decoded here. Int keys (the usual case)
@@ -481,6 +510,28 @@ impl Ranking<'_> {
     }
 }
 
+/// Tallies batches already in memory (tests, benches), ranking them again when §2 finds
+/// conflicts. Fails only if a scratch does, which a memory one never does.
+pub fn summarise(schema: &Schema, batches: &[Batch]) -> std::io::Result<Summary> {
+    let tally_all = |conflicts: Vec<u64>| {
+        let mut tally = Tally::rescan(schema, EventLog::default(), conflicts);
+        for batch in batches {
+            tally.push_batch(batch);
+        }
+        tally.finish()
+    };
+    let conflicts = match tally_all(Vec::new())? {
+        Finish::Done(summary) => return Ok(summary),
+        Finish::Rescan(conflicts) => conflicts,
+    };
+    match tally_all(conflicts)? {
+        Finish::Done(summary) => Ok(summary),
+        Finish::Rescan(_) => Err(std::io::Error::other(
+            "§2 found other conflicts on a second pass over the same batches",
+        )),
+    }
+}
+
 /// The encoded key field of `best`'s record.
 fn key_of<'r>(rows: &'r Rows, best: &Best) -> &'r [u8] {
     &rows.get(best.row)[best.key.0 as usize..best.key.1 as usize]
@@ -509,14 +560,12 @@ mod tests {
     }
 
     fn summarise(lines: &[String], schema: &Schema) -> Summary {
-        let mut tally = Tally::new(schema);
+        let mut batch = Batch::default();
         for (i, line) in lines.iter().enumerate() {
-            tally.push(
-                i as u64 + 1,
-                classify(LineBytes::Kept(line.as_bytes()), schema),
-            );
+            let outcome = classify(LineBytes::Kept(line.as_bytes()), schema);
+            batch.push(i as u64 + 1, outcome, schema);
         }
-        tally.finish()
+        super::summarise(schema, &[batch]).unwrap()
     }
 
     /// (key, status) of each winner.
@@ -554,7 +603,109 @@ mod tests {
         )
     }
 
+    /// One line of [`resent_events`]: `(event, key, minute, seq, status)`.
+    type Line = (usize, i64, u32, Option<i64>, u32);
+
+    /// Events resent as couriers' phones do: each line sends one of a few events again,
+    /// mostly as it was (a retry), sometimes with another status or key (a conflict). Keys,
+    /// minutes and seqs are few, so distinct events often tie.
+    fn resent_events() -> impl Strategy<Value = Vec<Line>> {
+        let event = (0i64..3, 0u32..2, prop::option::of(0i64..2), 0u32..2);
+        (
+            prop::collection::vec(event, 1..7),
+            prop::collection::vec((0usize..7, 0u32..10), 1..30),
+        )
+            .prop_map(|(events, picks)| {
+                picks
+                    .into_iter()
+                    .map(|(pick, change)| {
+                        let id = pick % events.len();
+                        let (key, minute, seq, status) = events[id];
+                        // One resend in ten carries another status, one another key.
+                        match change {
+                            0 => (id, key, minute, seq, status + 1),
+                            1 => (id, key + 1, minute, seq, status),
+                            _ => (id, key, minute, seq, status),
+                        }
+                    })
+                    .collect()
+            })
+    }
+
+    /// What a tally must report: (accepted, retries, conflict lines, keys,
+    /// ties_by_arrival, each key's winning line), straight from §2 and §3.
+    type Expected = (u64, u64, Vec<u64>, u64, u64, BTreeMap<i64, u64>);
+
+    fn by_the_contract(lines: &[Line]) -> Expected {
+        let (mut accepted, mut retries, mut conflicts) = (0, 0, Vec::new());
+        let mut first: HashMap<usize, Line> = HashMap::new();
+        let mut events: Vec<(u64, Line)> = Vec::new();
+        for (i, &line) in lines.iter().enumerate() {
+            let number = i as u64 + 1;
+            match first.get(&line.0) {
+                None => {
+                    first.insert(line.0, line);
+                    events.push((number, line));
+                    accepted += 1;
+                }
+                Some(earlier) if *earlier == line => {
+                    accepted += 1;
+                    retries += 1;
+                }
+                Some(_) => conflicts.push(number),
+            }
+        }
+        // Per key: ((minute, seq), line) of each event.
+        type Ranked = Vec<((u32, Option<i64>), u64)>;
+        let mut per_key: BTreeMap<i64, Ranked> = BTreeMap::new();
+        for (number, (_, key, minute, seq, _)) in events {
+            per_key
+                .entry(key)
+                .or_default()
+                .push(((minute, seq), number));
+        }
+        let mut ties = 0;
+        let mut winners = BTreeMap::new();
+        for (key, mut ranked) in per_key {
+            ranked.sort_by(|a, b| b.cmp(a));
+            if ranked.len() > 1 && ranked[0].0 == ranked[1].0 {
+                ties += 1;
+            }
+            winners.insert(key, ranked[0].1);
+        }
+        let keys = winners.len() as u64;
+        (accepted, retries, conflicts, keys, ties, winners)
+    }
+
     proptest! {
+        #[test]
+        fn retries_conflicts_and_ties_are_resolved_as_the_contract_says(lines in resent_events()) {
+            let config = config();
+            let schema = &config.schema;
+            let text: Vec<String> = lines
+                .iter()
+                .map(|(id, key, minute, seq, status)| {
+                    let seq = seq.map(|s| format!(r#","seq":{s}"#)).unwrap_or_default();
+                    format!(
+                        r#"{{"event_id":"e{id}","order_id":{key},"status":"S{status}","updated_at":"2024-03-01T10:0{minute}:00Z"{seq}}}"#
+                    )
+                })
+                .collect();
+            let summary = summarise(&text, schema);
+            let winners: BTreeMap<i64, u64> = summary
+                .winners
+                .events()
+                .map(|w| (w.record[1].int().unwrap(), w.line))
+                .collect();
+            let conflicts: Vec<u64> = summary.findings.iter().map(|f| f.line).collect();
+            prop_assert!(summary.findings.iter().all(|f| f.breach && f.issue.reason == LineReason::Conflict));
+            let c = &summary.counts;
+            prop_assert_eq!(
+                (c.accepted, c.retries, conflicts, c.keys, c.ties_by_arrival, winners),
+                by_the_contract(&lines)
+            );
+        }
+
         #[test]
         fn winners_ignore_line_order_except_declared_ties(lines in events(), seed in any::<u64>()) {
             let config = config();

@@ -127,6 +127,53 @@ fn a_contradicting_retry_refuses_on_its_own_line() {
     assert!(product.dates().is_empty());
 }
 
+/// §2 is resolved once the whole file is read, so a conflict is found after it was
+/// ranked; the refused plan must still count the file as the contract does, without it.
+#[test]
+fn a_conflict_under_another_key_and_date_is_left_out_of_the_counts() {
+    let product = Product::new("");
+    let input = product.input(
+        "in.jsonl",
+        &[
+            &event("e1", 1, "PAID", "2024-03-01T10:00:00Z"),
+            &event("e2", 2, "PAID", "2024-03-01T10:00:00Z"),
+            &event("e1", 1, "PAID", "2024-03-01T10:00:00Z"),
+            &event("e1", 3, "PAID", "2024-03-02T10:00:00Z"),
+        ],
+    );
+    let planned = product.plan(&input).json();
+    assert_eq!(planned["reason"], "conflict");
+    let counts = &planned["counts"];
+    assert_eq!(
+        (
+            counts["accepted"].as_u64(),
+            counts["retries"].as_u64(),
+            counts["keys"].as_u64()
+        ),
+        (Some(3), Some(1), Some(2))
+    );
+    let dates: Vec<&str> = planned["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["event_date"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        dates,
+        ["2024-03-01"],
+        "the conflicting line's date is not the file's"
+    );
+    let ran = product.run(&input);
+    assert_eq!(ran.code, 3);
+    let rejects = product.rejects(planned["input_sha256"].as_str().unwrap());
+    assert_eq!(rejects.len(), 1);
+    assert_eq!(
+        (rejects[0]["line"].as_u64(), rejects[0]["event_id"].as_str()),
+        (Some(4), Some("e1"))
+    );
+    assert!(product.dates().is_empty(), "a refusal publishes nothing");
+}
+
 #[test]
 fn seq_breaks_a_timestamp_tie_and_missing_seq_ranks_below() {
     let product = Product::new("");
