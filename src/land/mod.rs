@@ -118,22 +118,21 @@ fn read_and_summarise(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(String, Summary)> {
     let scratch_dir = std::env::temp_dir();
+    let finish = |tally: Tally| {
+        tally
+            .finish()
+            .map_err(|e| FileScratch::error(&scratch_dir, e))
+    };
     let (sha256, tally) =
         read_and_tally(config, &input.file, input.size, path, progress, Vec::new())?;
-    let conflicts = match tally
-        .finish()
-        .map_err(|e| FileScratch::error(&scratch_dir, e))?
-    {
+    let conflicts = match finish(tally)? {
         Finish::Done(summary) => return Ok((sha256, summary)),
         Finish::Rescan(conflicts) => conflicts,
     };
     let again = input::open(path)?;
     let (second, tally) =
         read_and_tally(config, &again.file, again.size, path, progress, conflicts)?;
-    match tally
-        .finish()
-        .map_err(|e| FileScratch::error(&scratch_dir, e))?
-    {
+    match finish(tally)? {
         Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
         _ => Err(crate::Error::Input {
             path: path.to_owned(),
