@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Wharf vs DuckDB vs a read+SHA-256 floor, on generated order-status JSONL files.
 #
-#   bench/compare.sh [--sizes "N M ..."] [N ...]      default sizes: 1000000 2000000 8000000
+#   bench/compare.sh [--sizes "N M ..."] [N ...]      default sizes: 1000000 2000000 8000000 8000000@580000
+#
+# A size N@K is N events over K distinct keys (default: 0.29 keys an event), to show how
+# memory grows with keys and not with lines: e.g. 2000000 8000000@580000.
 #
 # Env: REPS=3 (runs per tool, alternating wharf, duckdb, floor, wharf, ...)
 #      WHARF_SKIP=1 (leave Wharf out)   WHARF_BIN=path (default target/release/wharf)
@@ -24,14 +27,14 @@ while (($#)); do
   case $1 in
     --sizes) shift; read -ra more <<<"${1:-}"; sizes+=("${more[@]}") ;;
     --sizes=*) read -ra more <<<"${1#--sizes=}"; sizes+=("${more[@]}") ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) sizes+=("$1") ;;
   esac
   shift
 done
-((${#sizes[@]})) || sizes=(1000000 2000000 8000000)
+((${#sizes[@]})) || sizes=(1000000 2000000 8000000 8000000@580000)
 for n in "${sizes[@]}"; do
-  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: size '$n' is not a positive integer" >&2; exit 2; }
+  [[ $n =~ ^[1-9][0-9]*(@[1-9][0-9]*)?$ ]] || { echo "compare.sh: size '$n' is not N or N@KEYS (positive integers)" >&2; exit 2; }
 done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: REPS must be a positive integer" >&2; exit 2; }
 [[ -x $TIME ]] || { echo "compare.sh: needs GNU time at $TIME (apt-get install time)" >&2; exit 2; }
@@ -145,7 +148,11 @@ for n in "${sizes[@]}"; do
   file=$OUT/events_$n.jsonl
   if [[ ! -s $file ]]; then
     echo "== generating $file" >&2
-    python3 "$BENCH/gen_events.py" --events "$n" --seed 1 --out "$file.partial"
+    keys_ratio=()
+    if [[ $n == *@* ]]; then
+      keys_ratio=(--keys-ratio "$(python3 -c "print(${n#*@} / ${n%@*})")")
+    fi
+    python3 "$BENCH/gen_events.py" --events "${n%@*}" "${keys_ratio[@]}" --seed 1 --out "$file.partial"
     mv "$file.partial" "$file"
   fi
   echo "== $n lines ($(du -h "$file" | cut -f1)): ${tools[*]} x $REPS" >&2
@@ -178,7 +185,9 @@ names = {"wharf": "wharf", "duckdb": "duckdb", "floor": "floor (sha256sum)"}
 for size in dict.fromkeys(r["size"] for r in rows):
     path = os.path.join(out, f"events_{size}.jsonl")
     mib = os.path.getsize(path) / 2**20 if os.path.exists(path) else float("nan")
-    print(f"## {int(size):,} lines ({mib:,.0f} MiB)\n")
+    lines, _, keys = size.partition("@")
+    over = f" over {int(keys):,} keys" if keys else ""
+    print(f"## {int(lines):,} lines{over} ({mib:,.0f} MiB)\n")
     print("| tool | wall s | CPU s (user+sys) | peak RSS MiB | wall ÷ duckdb | RSS ÷ duckdb |")
     print("|---|---:|---:|---:|---:|---:|")
     med = {}
