@@ -13,6 +13,7 @@ pub mod decide;
 pub mod events;
 pub mod merge;
 pub mod rank;
+mod rows;
 pub mod rowset;
 pub mod state;
 pub mod tables;

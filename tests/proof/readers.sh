@@ -5,7 +5,8 @@
 #   tests/proof/readers.sh [--events N] [--seed S]
 #
 # Creates tests/proof/.venv (gitignored) with the four readers on first use. Env:
-# WHARF_BIN=path (default: cargo build, then target/debug/wharf), PYTHON=python3.11,
+# WHARF_BIN=path (default: cargo build, then <target dir>/debug/wharf, honouring
+# CARGO_TARGET_DIR), PYTHON=python3.11,
 # JAVA_HOME (default: the java on PATH; PySpark 4 needs Java 17+).
 set -euo pipefail
 
@@ -15,7 +16,10 @@ venv="$here/.venv"
 
 if [[ -z "${WHARF_BIN:-}" ]]; then
     (cd "$repo" && cargo build --quiet --bin wharf)
-    WHARF_BIN="$repo/target/debug/wharf"
+    # Where cargo put it: CARGO_TARGET_DIR when set (relative to the repo, as cargo reads it).
+    target="${CARGO_TARGET_DIR:-target}"
+    [[ $target == /* ]] || target="$repo/$target"
+    WHARF_BIN="$target/debug/wharf"
 fi
 
 if ! "$venv/bin/python" -c "import duckdb, polars, pyarrow, pyspark" 2>/dev/null; then
