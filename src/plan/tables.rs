@@ -1,9 +1,10 @@
 //! The hash tables of §2 and §3 ([`EventTable`] for the event log's buckets,
 //! [`KeyTable`] for the ranking), open addressing with linear probing in one
 //! flat array each, so that a lookup touches one cache line (hashbrown keeps its control
-//! bytes apart from its slots: two lines). Both can be *touched* ahead of use: the tally
-//! loads the slots of a group of events first, letting the CPU overlap those cache misses,
-//! then does the real work on warm lines. Keys are already-uniform hashes (xxh3).
+//! bytes apart from its slots: two lines). The key table can be *touched* ahead of use:
+//! the ranking loads the slots of a group of events first, letting the CPU overlap those
+//! cache misses, then does the real work on warm lines (an event log bucket's table fits
+//! in cache, so it needs no warming). Keys are already-uniform hashes (xxh3).
 
 /// Every distinct event seen: its 128-bit id hash and its 64-bit fingerprint.
 ///
@@ -71,11 +72,6 @@ impl EventTable {
             EMPTY_ID => [u64::MAX, u64::MAX - 1],
             id => id,
         }
-    }
-
-    /// Loads the id's home slot, for warming the cache; the value means nothing.
-    pub fn touch(&self, id: u128) -> u64 {
-        self.slots[home(id as u64, self.slots.len())][0]
     }
 
     /// Records `id` with `fingerprint` unless it is already there.
