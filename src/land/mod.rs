@@ -123,15 +123,30 @@ fn read_and_summarise(
             .finish()
             .map_err(|e| FileScratch::error(&scratch_dir, e))
     };
-    let (sha256, tally) =
-        read_and_tally(config, &input.file, input.size, path, progress, Vec::new())?;
+    let scratch = || FileScratch::in_dir(&scratch_dir);
+    let (sha256, tally) = read_and_tally(
+        config,
+        &input.file,
+        input.size,
+        path,
+        progress,
+        scratch(),
+        Vec::new(),
+    )?;
     let conflicts = match finish(tally)? {
         Finish::Done(summary) => return Ok((sha256, summary)),
         Finish::Rescan(conflicts) => conflicts,
     };
     let again = input::open(path)?;
-    let (second, tally) =
-        read_and_tally(config, &again.file, again.size, path, progress, conflicts)?;
+    let (second, tally) = read_and_tally(
+        config,
+        &again.file,
+        again.size,
+        path,
+        progress,
+        scratch(),
+        conflicts,
+    )?;
     match finish(tally)? {
         Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
         _ => Err(crate::Error::Input {
@@ -143,17 +158,18 @@ fn read_and_summarise(
 }
 
 /// Reads `file` once: its SHA-256, and every line classified (by every core, in chunks)
-/// and tallied (two stages on two threads, one batch apart). `conflicts`: lines a first
-/// pass found to be conflicts ([`Tally::rescan`]).
+/// and tallied (two stages on two threads, one batch apart). The event log spills to
+/// `scratch`; `conflicts`: lines a first pass found to be conflicts ([`Tally::rescan`]).
 fn read_and_tally<'c>(
     config: &'c Config,
     file: &std::fs::File,
     size: u64,
     path: &Path,
     progress: &mut dyn FnMut(Progress) -> bool,
+    scratch: FileScratch,
     conflicts: Vec<u64>,
 ) -> Result<(String, Tally<'c>)> {
-    let log = EventLog::new(Box::new(FileScratch::new()), plan::events::BUCKET_RECORDS);
+    let log = EventLog::new(Box::new(scratch), plan::events::BUCKET_RECORDS);
     let mut tally = Tally::rescan(&config.schema, log, conflicts);
     // Order events run ~130 bytes a line: a key table sized for 140-byte lines rarely
     // grows (growing one doubles it, and its new pages fault in slowly).

@@ -17,11 +17,7 @@ pub struct FileScratch {
 }
 
 impl FileScratch {
-    /// A scratch in the temp directory.
-    pub fn new() -> Self {
-        Self::in_dir(&std::env::temp_dir())
-    }
-
+    /// A scratch in `dir` (the landing passes the temp directory).
     pub fn in_dir(dir: &Path) -> Self {
         FileScratch {
             dir: dir.to_owned(),
@@ -38,12 +34,6 @@ impl FileScratch {
             "free space there, or set TMPDIR to a directory with room",
             source,
         )
-    }
-}
-
-impl Default for FileScratch {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
