@@ -247,11 +247,7 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
                 ));
             }
         };
-        fields.push(Field {
-            name,
-            ty,
-            required: field.required,
-        });
+        fields.push(Field::new(name, ty, field.required));
     }
     if fields.is_empty() {
         return Err("[schema.fields] declares no field; declare at least the key, order_by, event_id and date fields".into());

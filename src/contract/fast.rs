@@ -6,14 +6,12 @@
 //! Declining is always safe; accepting must agree with `classify` exactly (same values),
 //! which a differential property test checks on generated and mutated lines.
 
-use smallvec::SmallVec;
-
 use super::row;
-use super::schema::{FieldType, Schema};
+use super::schema::{Field, FieldType, Schema};
 use super::timestamp::{self, Instant};
 
 /// One declared field's value as the fast path found it.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Slot {
     Absent,
     Null,
@@ -23,19 +21,38 @@ enum Slot {
     Ts(Instant),
 }
 
+/// Memory [`accept`] reuses from line to line: one slot per declared field.
+#[derive(Debug, Default)]
+pub struct Slots(Vec<Slot>);
+
 /// Appends the row encoding of `line` to `out` and returns `true` when the line is
-/// accepted by the fast path; returns `false` (leaving `out` as it was) otherwise.
-pub fn accept(line: &[u8], schema: &Schema, out: &mut Vec<u8>) -> bool {
-    let mut slots: SmallVec<[Slot; 16]> = SmallVec::from_elem(Slot::Absent, schema.fields.len());
-    if scan(line, schema, &mut slots).is_none() {
+/// accepted by the fast path; returns `false` (leaving `out` as it was) otherwise. On
+/// `true`, `starts` holds where each field's encoding starts in the record, then its end
+/// (what [`row::offsets`] would find).
+pub fn accept(
+    line: &[u8],
+    schema: &Schema,
+    slots: &mut Slots,
+    out: &mut Vec<u8>,
+    starts: &mut Vec<u32>,
+) -> bool {
+    let slots = &mut slots.0;
+    slots.clear();
+    slots.resize(schema.fields.len(), Slot::Absent);
+    if scan(line, schema, slots).is_none() {
         return false;
     }
-    for (field, slot) in schema.fields.iter().zip(&slots) {
+    for (field, slot) in schema.fields.iter().zip(slots.iter()) {
         if field.required && matches!(slot, Slot::Absent | Slot::Null) {
             return false;
         }
     }
-    for slot in &slots {
+    // At most 13 bytes a field beside the strings' bytes, which are the line's.
+    out.reserve(line.len() + 13 * slots.len());
+    let base = out.len();
+    starts.clear();
+    for slot in slots.iter() {
+        starts.push((out.len() - base) as u32);
         match *slot {
             Slot::Absent | Slot::Null => row::push_null(out),
             Slot::Int(n) => row::push_int(out, n),
@@ -43,6 +60,7 @@ pub fn accept(line: &[u8], schema: &Schema, out: &mut Vec<u8>) -> bool {
             Slot::Ts(instant) => row::push_ts(out, instant),
         }
     }
+    starts.push((out.len() - base) as u32);
     true
 }
 
@@ -58,8 +76,7 @@ fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot]) -> Option<()> {
     }
     let mut guess = 0;
     loop {
-        let (start, end_of_key) = string_body(line, at)?;
-        let index = field_index(schema, &line[start..end_of_key], guess)?;
+        let (index, end_of_key) = member_name(line, at, schema, guess)?;
         if !matches!(slots[index], Slot::Absent) {
             return None; // a duplicate key: the full path names it
         }
@@ -91,43 +108,107 @@ fn skip_ws(line: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// The declared field called `name`, trying `guess` first (lines tend to keep the
-/// declared order).
-fn field_index(schema: &Schema, name: &[u8], guess: usize) -> Option<usize> {
-    if schema
-        .fields
-        .get(guess)
-        .is_some_and(|f| f.name.as_bytes() == name)
-    {
-        return Some(guess);
+/// The declared field named by the string whose quote is at `at`, and the offset of its
+/// closing quote. Field `guess` is tried first, and byte for byte when its name is plain:
+/// lines tend to keep the declared order, and a plain name between quotes is exactly the
+/// string [`string_body`] would read.
+fn member_name(line: &[u8], at: usize, schema: &Schema, guess: usize) -> Option<(usize, usize)> {
+    if let Some(name) = schema.fields.get(guess).and_then(Field::plain_name) {
+        let end = at + 1 + name.len();
+        if line.get(at) == Some(&b'"')
+            && line.get(at + 1..end).is_some_and(|bytes| same(bytes, name))
+            && line.get(end) == Some(&b'"')
+        {
+            return Some((guess, end));
+        }
     }
-    schema.fields.iter().position(|f| f.name.as_bytes() == name)
+    let (start, end) = string_body(line, at)?;
+    let name = &line[start..end];
+    let index = schema
+        .fields
+        .iter()
+        .position(|f| same(f.name.as_bytes(), name))?;
+    Some((index, end))
+}
+
+/// `a == b`, without a call to `memcmp` for the short slices names are (the call cost
+/// more than the compare): two overlapping loads cover 4 to 16 bytes.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let len = a.len();
+    if len != b.len() {
+        return false;
+    }
+    let u32_at = |s: &[u8], i: usize| {
+        s.get(i..i + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    let u64_at = |s: &[u8], i: usize| {
+        s.get(i..i + 8)
+            .and_then(|w| w.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    match len {
+        0..4 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..8 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, len - 4) == u32_at(b, len - 4),
+        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, len - 8) == u64_at(b, len - 8),
+        _ => a == b,
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` (little-endian) that ends a plain string body: a
+/// quote, a backslash or a control character. Exact at the lowest such byte; bytes above
+/// it may be flagged falsely (a borrow), so only the lowest is used.
+fn stops(word: u64) -> u64 {
+    let below = |n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH_BITS;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH_BITS;
+    zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\'))) | below(0x20)
 }
 
 /// The body of the string whose quote is at `at`: `(start, end)` with `end` on the
-/// closing quote. Declines escapes and raw control characters; checks UTF-8.
+/// closing quote. Declines escapes and raw control characters; checks UTF-8. Eight bytes
+/// a step ([`stops`]), then byte by byte for the last few of the line.
 fn string_body(line: &[u8], at: usize) -> Option<(usize, usize)> {
     if line.get(at) != Some(&b'"') {
         return None;
     }
     let start = at + 1;
-    let mut high = 0u8;
+    let mut high = 0u64;
     let mut i = start;
+    while let Some(bytes) = line.get(i..i + 8) {
+        let word = u64::from_le_bytes(bytes.try_into().ok()?);
+        let found = stops(word);
+        if found != 0 {
+            let before = found.trailing_zeros() as usize / 8;
+            high |= word & ((1u64 << (before * 8)) - 1);
+            i += before;
+            return body_end(line, start, i, high);
+        }
+        high |= word;
+        i += 8;
+    }
     loop {
         let b = *line.get(i)?;
-        if b == b'"' {
-            break;
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return body_end(line, start, i, high);
         }
-        if b == b'\\' || b < 0x20 {
-            return None;
-        }
-        high |= b;
+        high |= u64::from(b);
         i += 1;
     }
-    if high >= 0x80 && std::str::from_utf8(&line[start..i]).is_err() {
+}
+
+/// A body `start..end` that stopped at `line[end]`: a string only if that is its closing
+/// quote; `high` has the high bits of its bytes, so UTF-8 is checked only when needed.
+fn body_end(line: &[u8], start: usize, end: usize, high: u64) -> Option<(usize, usize)> {
+    if line[end] != b'"' {
         return None;
     }
-    Some((start, i))
+    if high & HIGH_BITS != 0 && std::str::from_utf8(&line[start..end]).is_err() {
+        return None;
+    }
+    Some((start, end))
 }
 
 /// Reads the value at `at` for a field of type `ty` into `slot`; returns the offset just
@@ -192,12 +273,19 @@ mod tests {
     /// The fast path's verdict and encoding, or `None` when it declines.
     fn fast(line: &[u8], schema: &Schema) -> Option<Vec<u8>> {
         let mut out = vec![0xAA]; // what was there before must stay
-        let accepted = accept(line, schema, &mut out);
+        let mut starts = vec![7];
+        let accepted = accept(line, schema, &mut Slots::default(), &mut out, &mut starts);
         assert!(
             accepted || out == [0xAA],
             "a declined line appended nothing"
         );
-        accepted.then(|| out.split_off(1))
+        let record = out.split_off(1);
+        if accepted {
+            let mut offsets = Vec::new();
+            row::offsets(&record, schema.fields.len(), &mut offsets);
+            assert_eq!(starts, offsets, "the field offsets of {record:?}");
+        }
+        accepted.then_some(record)
     }
 
     /// The full path's encoding of an accepted line.
@@ -363,6 +451,72 @@ mod tests {
             assert!(encoded.is_some(), "fast path declined {line}");
             assert_eq!(encoded, full(line.as_bytes(), &schema), "{line}");
         }
+    }
+
+    /// A declared name that JSON cannot spell as itself is never matched byte for byte:
+    /// written raw it is not that name (or not JSON), escaped it is.
+    #[test]
+    fn names_with_quotes_or_backslashes_are_matched_as_json_reads_them() {
+        for name in ["st\"atus", "st\\atus", "st\tatus"] {
+            let mut schema = schema();
+            let index = schema.index_of("status").unwrap();
+            schema.fields[index] = Field::new(name.to_owned(), FieldType::String, true);
+            let escaped = serde_json::to_string(name).unwrap();
+            let raw = format!("\"{name}\"");
+            for member in [escaped, raw] {
+                let line = format!(
+                    r#"{{"event_id":"e1","order_id":7,{member}:"paid","updated_at":"2024-03-01T10:00:00Z"}}"#
+                );
+                // Declining is always allowed (the escaped name needs the full path);
+                // accepting must agree with it.
+                if let Some(encoded) = fast(line.as_bytes(), &schema) {
+                    assert_eq!(Some(encoded), full(line.as_bytes(), &schema), "{line}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_compares_every_byte_at_every_length() {
+        for len in 0..40 {
+            let a: Vec<u8> = (0..len as u8).map(|i| b'a' + i % 26).collect();
+            assert!(same(&a, &a.clone()));
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same(&a, &b), "{len} {at}");
+            }
+            assert!(!same(&a, &a[..len.saturating_sub(1)]) || len == 0);
+        }
+    }
+
+    /// Strings of every length around the eight-byte steps, with a stop at every offset.
+    #[test]
+    fn string_bodies_stop_at_the_first_quote_backslash_or_control_byte() {
+        for len in 0..24 {
+            let body = "a".repeat(len);
+            let line = format!("\"{body}\"x");
+            assert_eq!(
+                string_body(line.as_bytes(), 0),
+                Some((1, 1 + len)),
+                "{line}"
+            );
+            for stop in ["\\", "\u{1}", "\u{1f}", "\n"] {
+                for at in 0..len {
+                    let line = format!("\"{}{stop}{}\"", &body[..at], &body[at..]);
+                    assert_eq!(string_body(line.as_bytes(), 0), None, "{line:?}");
+                }
+            }
+            for at in 0..len {
+                let line = format!("\"{}é\u{7f}{}\"", &body[..at], &body[at..]);
+                assert_eq!(string_body(line.as_bytes(), 0), Some((1, line.len() - 1)));
+                let mut bad = line.clone().into_bytes();
+                bad[1 + at] = 0xC3; // a lead byte before an ASCII one
+                bad[2 + at] = b'a';
+                assert_eq!(string_body(&bad, 0), None, "{bad:?}");
+            }
+        }
+        assert_eq!(string_body(b"\"abcdefghij", 0), None, "unterminated");
     }
 
     #[test]

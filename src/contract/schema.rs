@@ -40,6 +40,26 @@ pub struct Field {
     pub name: String,
     pub ty: FieldType,
     pub required: bool,
+    /// `name` has no quote, backslash or control character: JSON writes it as itself.
+    plain: bool,
+}
+
+impl Field {
+    pub fn new(name: String, ty: FieldType, required: bool) -> Self {
+        let plain = !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+        Field {
+            name,
+            ty,
+            required,
+            plain,
+        }
+    }
+
+    /// The name's bytes when a JSON member name spells it byte for byte between quotes
+    /// (no escape could be needed), for matching it without decoding.
+    pub fn plain_name(&self) -> Option<&[u8]> {
+        self.plain.then_some(self.name.as_bytes())
+    }
 }
 
 /// What to do with a field the schema does not declare.

@@ -23,6 +23,8 @@ pub struct Batch {
     rows: Vec<u8>,
     /// Scratch: the field offsets of the record being hashed.
     starts: Vec<u32>,
+    /// Scratch: the fast path's slots.
+    slots: fast::Slots,
 }
 
 /// An accepted line in a [`Batch`]: where its record is and what the merge compares.
@@ -76,7 +78,13 @@ impl Batch {
     pub fn classify(&mut self, line: u64, bytes: LineBytes<'_>, schema: &Schema) {
         if let LineBytes::Kept(text) = bytes {
             let start = self.rows.len();
-            if fast::accept(text, schema, &mut self.rows) {
+            if fast::accept(
+                text,
+                schema,
+                &mut self.slots,
+                &mut self.rows,
+                &mut self.starts,
+            ) {
                 self.lines += 1;
                 self.accepted(line, start, schema);
                 return;
@@ -106,15 +114,16 @@ impl Batch {
             Outcome::Accepted(record) => {
                 let start = self.rows.len();
                 row::push_record(&mut self.rows, &record);
+                row::offsets(&self.rows[start..], schema.fields.len(), &mut self.starts);
                 self.accepted(line, start, schema);
             }
         }
     }
 
-    /// Hashes the record just encoded at `start..` and records it.
+    /// Hashes the record just encoded at `start..`, its field offsets in `starts`, and
+    /// records it.
     fn accepted(&mut self, line: u64, start: usize, schema: &Schema) {
         let record = &self.rows[start..];
-        row::offsets(record, schema.fields.len(), &mut self.starts);
         let field = |i: usize| (self.starts[i] as usize, self.starts[i + 1] as usize);
         let slice = |(a, b): (usize, usize)| &record[a..b];
         let (key_start, key_end) = field(schema.key);
