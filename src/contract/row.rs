@@ -67,6 +67,18 @@ pub fn field_len(bytes: &[u8]) -> usize {
     }
 }
 
+/// The length of the encoded record of `fields` fields that starts `bytes` (which may
+/// run on past it).
+pub fn record_len(bytes: &[u8], fields: usize) -> usize {
+    (0..fields).fold(0, |at, _| at + field_len(&bytes[at..]))
+}
+
+/// Bytes `start..end` of field `index` of the encoded record that starts `bytes`.
+pub fn field_range(bytes: &[u8], index: usize) -> (usize, usize) {
+    let start = (0..index).fold(0, |at, _| at + field_len(&bytes[at..]));
+    (start, start + field_len(&bytes[start..]))
+}
+
 /// The start offset of each field of an encoded record, and its end, into `starts`
 /// (`fields + 1` offsets).
 pub fn offsets(bytes: &[u8], fields: usize, starts: &mut Vec<u32>) {

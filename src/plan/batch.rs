@@ -5,7 +5,7 @@
 
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
-use super::rank::Precedence;
+use super::rank::{Packed, Precedence};
 use super::tally::LineFinding;
 use crate::contract::{LineBytes, Outcome, Schema, classify, fast, row};
 
@@ -31,7 +31,7 @@ pub struct Batch {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Accepted {
     pub line: u64,
-    pub precedence: Precedence,
+    pub precedence: Packed,
     /// 128-bit hash of the event id field (retries and conflicts, §2).
     pub id: u128,
     /// 64-bit hash of the whole record: equal records, equal fingerprints.
@@ -43,29 +43,41 @@ pub(super) struct Accepted {
     pub short_key: ShortKey,
 }
 
-/// The first bytes of an encoded key, zero-padded, and its length: keys this short (an
-/// int key is 9 bytes) compare without touching their record.
+/// The first bytes of an encoded key, zero-padded, and its length (saturating): keys this
+/// short (an int key is 9 bytes) compare without touching their record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ShortKey {
-    pub prefix: [u8; 16],
-    pub len: u32,
+    pub prefix: [u8; 14],
+    len: u16,
 }
 
 impl ShortKey {
-    fn of(key: &[u8]) -> Self {
-        let mut prefix = [0u8; 16];
-        let n = key.len().min(16);
+    pub fn of(key: &[u8]) -> Self {
+        let mut prefix = [0u8; 14];
+        let n = key.len().min(prefix.len());
         prefix[..n].copy_from_slice(&key[..n]);
         ShortKey {
             prefix,
-            len: key.len() as u32,
+            len: u16::try_from(key.len()).unwrap_or(u16::MAX),
         }
     }
 
-    /// Whether the prefix is the whole key.
+    /// Whether the prefix is the whole key (else two equal short keys may still be two
+    /// keys, and the records tell).
     pub fn is_whole(&self) -> bool {
-        self.len as usize <= self.prefix.len()
+        usize::from(self.len) <= self.prefix.len()
     }
+
+    /// The whole key, when the prefix is.
+    pub fn whole(&self) -> Option<&[u8]> {
+        self.is_whole()
+            .then(|| &self.prefix[..usize::from(self.len)])
+    }
+}
+
+/// The hash the ranking files an encoded key under.
+pub(super) fn key_hash(key: &[u8]) -> u64 {
+    xxh3_64_with_seed(key, KEY_SEED)
 }
 
 const ID_SEED: u64 = 0x5748_4152_465f_4944; // "WHARF_ID"
@@ -127,16 +139,16 @@ impl Batch {
         let field = |i: usize| (self.starts[i] as usize, self.starts[i + 1] as usize);
         let slice = |(a, b): (usize, usize)| &record[a..b];
         let (key_start, key_end) = field(schema.key);
-        let precedence = Precedence {
+        let precedence = Packed::from(Precedence {
             instant: row::instant(slice(field(schema.order_by))),
             tiebreak: schema.tiebreak.and_then(|i| row::int(slice(field(i)))),
-        };
+        });
         let event = Accepted {
             line,
             precedence,
             id: xxh3_128_with_seed(slice(field(schema.event_id)), ID_SEED),
             fingerprint: xxh3_64_with_seed(record, VALUES_SEED),
-            key_hash: xxh3_64_with_seed(slice((key_start, key_end)), KEY_SEED),
+            key_hash: key_hash(slice((key_start, key_end))),
             row: (start as u32, self.rows.len() as u32),
             key: ((start + key_start) as u32, (start + key_end) as u32),
             short_key: ShortKey::of(slice((key_start, key_end))),

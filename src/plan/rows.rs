@@ -1,12 +1,14 @@
 //! [`Rows`]: each key's best record during the tally, encoded, in fixed blocks, and the
 //! [`Slot`] that says where one sits.
 
-/// Where a record sits in [`Rows`]: block, offset, length and room.
+use crate::contract::row;
+
+/// Where a record sits in [`Rows`]: block, offset and room. Its length is its encoding's
+/// ([`Rows::record`]), so a slot is 12 bytes of a ranking entry's 64.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Slot {
     block: u32,
     offset: u32,
-    pub len: u32,
     room: u32,
 }
 
@@ -22,10 +24,19 @@ pub(super) struct Rows {
 const ROW_BLOCK: usize = 4 << 20;
 const ROW_SLACK: usize = 16;
 
+impl Slot {
+    /// Bytes reserved for the record (an upper bound of its length).
+    pub fn room(&self) -> u32 {
+        self.room
+    }
+}
+
 impl Rows {
-    pub fn get(&self, slot: Slot) -> &[u8] {
+    /// The record of `fields` fields in `slot`.
+    pub fn record(&self, slot: Slot, fields: usize) -> &[u8] {
         let start = slot.offset as usize;
-        &self.blocks[slot.block as usize][start..start + slot.len as usize]
+        let room = &self.blocks[slot.block as usize][start..start + slot.room as usize];
+        &room[..row::record_len(room, fields)]
     }
 
     pub fn insert(&mut self, row: &[u8]) -> Slot {
@@ -45,7 +56,6 @@ impl Rows {
         Slot {
             block: block as u32,
             offset: offset as u32,
-            len: row.len() as u32,
             room: room as u32,
         }
     }
@@ -57,9 +67,6 @@ impl Rows {
         }
         let start = slot.offset as usize;
         self.blocks[slot.block as usize][start..start + row.len()].copy_from_slice(row);
-        Slot {
-            len: row.len() as u32,
-            ..slot
-        }
+        slot
     }
 }

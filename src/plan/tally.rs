@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::batch::{Accepted, Batch, ShortKey};
+use super::batch::{self, Accepted, Batch, ShortKey};
 use super::events::{EventLog, Resolved};
-use super::rank::Precedence;
+use super::rank::Packed;
 use super::rows::{Rows, Slot};
 use super::rowset::RowSet;
 use super::tables::KeyTable;
@@ -67,20 +67,35 @@ pub struct LineFinding {
 /// in cache until used.
 const WARM_GROUP: usize = 64;
 
-/// The best event of one key so far; its record lives in [`Rows`].
+/// The best event of one key so far, in one cache line (a miss per event is the ranking's
+/// main cost); its record lives in [`Rows`]. The key's hash is not kept: the key table
+/// holds a tag of it, the short key settles the rest, and growing the table hashes again.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Best {
-    key_hash: u64,
     /// The event id's hash (low half): tells a retry of the best from another event.
     id: u64,
-    line: u64,
-    precedence: Precedence,
-    /// The runner-up ties the best on instant and tiebreak.
-    tied: bool,
+    /// The line, and in the top bit ([`TIED`]) whether the runner-up ties the best on
+    /// instant and tiebreak.
+    line_and_tied: u64,
+    precedence: Packed,
     row: Slot,
-    /// The key field within the row.
-    key: (u32, u32),
     short_key: ShortKey,
+}
+
+const _: () = assert!(std::mem::size_of::<Best>() == 64);
+
+/// [`Best::line_and_tied`]'s flag: line numbers stay below 2⁶³.
+const TIED: u64 = 1 << 63;
+
+impl Best {
+    fn line(&self) -> u64 {
+        self.line_and_tied & !TIED
+    }
+
+    fn tied(&self) -> bool {
+        self.line_and_tied & TIED != 0
+    }
 }
 
 /// Accumulates outcomes in line order, in two stages that can run on two threads, one
@@ -278,10 +293,10 @@ impl Ranking<'_> {
         }
         for event in group {
             let found = self.by_key.find(event.key_hash, |i| {
-                self.best[i as usize].key_hash == event.key_hash
+                self.best[i as usize].short_key == event.short_key
             });
             if let Some(i) = found {
-                sink ^= self.best[i as usize].line;
+                sink ^= self.best[i as usize].line_and_tied;
             }
         }
         std::hint::black_box(sink);
@@ -301,31 +316,32 @@ impl Ranking<'_> {
     fn accept(&mut self, event: &Accepted, batch: &Batch) {
         let key = batch.slice(event.key);
         let row = batch.slice(event.row);
-        let relative = (event.key.0 - event.row.0, event.key.1 - event.row.0);
-        let key_hash = event.key_hash;
         let id = event.id as u64;
-        let (best, rows) = (&mut self.best, &mut self.rows);
+        let line = event.line;
+        debug_assert!(line & TIED == 0);
+        let (best, rows, schema) = (&mut self.best, &mut self.rows, self.schema);
         let short_key = event.short_key;
-        let found = self.by_key.find(key_hash, |i| {
+        let found = self.by_key.find(event.key_hash, |i| {
             let b = &best[i as usize];
-            b.key_hash == key_hash
-                && b.short_key == short_key
-                && (short_key.is_whole() || key_of(rows, b) == key)
+            b.short_key == short_key && (short_key.is_whole() || key_of(rows, b, schema) == key)
         });
         let Some(index) = found else {
             let index = best.len() as u32;
             best.push(Best {
-                key_hash,
                 id,
-                line: event.line,
+                line_and_tied: line,
                 precedence: event.precedence,
-                tied: false,
                 row: rows.insert(row),
-                key: relative,
                 short_key,
             });
-            self.by_key
-                .insert(key_hash, index, |i| best[i as usize].key_hash);
+            self.by_key.insert(event.key_hash, index, |i| {
+                let b = &best[i as usize];
+                batch::key_hash(
+                    b.short_key
+                        .whole()
+                        .unwrap_or_else(|| key_of(rows, b, schema)),
+                )
+            });
             return;
         };
         let b = &mut best[index as usize];
@@ -334,14 +350,14 @@ impl Ranking<'_> {
             // an equal precedence is a tie the later line wins).
             std::cmp::Ordering::Less => return,
             std::cmp::Ordering::Greater => {
-                if b.tied {
+                if b.tied() {
                     self.tied_ids.remove(&index);
                 }
                 false
             }
             std::cmp::Ordering::Equal => {
                 let seen = b.id == id
-                    || (b.tied
+                    || (b.tied()
                         && self
                             .tied_ids
                             .get(&index)
@@ -355,12 +371,10 @@ impl Ranking<'_> {
         };
         *b = Best {
             id,
-            line: event.line,
+            line_and_tied: if tied { line | TIED } else { line },
             precedence: event.precedence,
-            tied,
             row: rows.replace(b.row, row),
-            key: relative,
-            ..*b
+            short_key,
         };
     }
 
@@ -375,9 +389,9 @@ impl Ranking<'_> {
         let earlier = self
             .by_key
             .find(event.key_hash, |i| {
-                key_of(&self.rows, &self.best[i as usize]) == key
+                key_of(&self.rows, &self.best[i as usize], schema) == key
             })
-            .map(|i| row::decode(self.rows.get(self.best[i as usize].row), fields))
+            .map(|i| row::decode(self.rows.record(self.best[i as usize].row, fields), fields))
             .filter(|r| r[schema.event_id] == *event_id);
         let field = earlier
             .and_then(|r| r.iter().zip(record.iter()).position(|(a, b)| a != b))
@@ -395,7 +409,7 @@ impl Ranking<'_> {
         let fields = schema.fields.len();
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
-        counts.ties_by_arrival = self.best.iter().filter(|b| b.tied).count() as u64;
+        counts.ties_by_arrival = self.best.iter().filter(|b| b.tied()).count() as u64;
         drop(self.by_key);
         drop(self.tied_ids);
         let (rows, best) = (self.rows, self.best);
@@ -416,17 +430,17 @@ impl Ranking<'_> {
                 let mut keys: Vec<(Value, u32)> = best
                     .iter()
                     .enumerate()
-                    .map(|(i, b)| (row::decode_value(key_of(&rows, b)), i as u32))
+                    .map(|(i, b)| (row::decode_value(key_of(&rows, b, schema)), i as u32))
                     .collect();
                 keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                 keys.into_iter().map(|(_, i)| i).collect()
             }
         };
-        let bytes = best.iter().map(|b| b.row.len as usize).sum();
+        let bytes = best.iter().map(|b| b.row.room() as usize).sum();
         let mut winners = RowSet::with_capacity(fields, order.len(), bytes);
         for i in order {
             let b = &best[i as usize];
-            winners.push_encoded(b.line, rows.get(b.row));
+            winners.push_encoded(b.line(), rows.record(b.row, fields));
         }
         drop(best);
         drop(rows);
@@ -471,8 +485,10 @@ pub fn summarise(schema: &Schema, batches: &[Batch]) -> std::io::Result<Summary>
 }
 
 /// The encoded key field of `best`'s record.
-fn key_of<'r>(rows: &'r Rows, best: &Best) -> &'r [u8] {
-    &rows.get(best.row)[best.key.0 as usize..best.key.1 as usize]
+fn key_of<'r>(rows: &'r Rows, best: &Best, schema: &Schema) -> &'r [u8] {
+    let record = rows.record(best.row, schema.fields.len());
+    let (start, end) = row::field_range(record, schema.key);
+    &record[start..end]
 }
 
 /// A key or event id as text for reports.

@@ -277,3 +277,39 @@ fn ties_by_arrival_counts_keys_not_events() {
     assert_eq!(summary.counts.ties_by_arrival, 1);
     assert_eq!(summary.winners.line(0), 3, "the later line wins a full tie");
 }
+
+/// String keys longer than the entries' 14-byte short key, sharing their first 20 bytes,
+/// over enough keys that the key table grows (it rehashes them from their records): each
+/// key's winner is its newest event, the later line on a tie.
+#[test]
+fn long_string_keys_that_share_a_prefix_rank_apart() {
+    let mut config = config();
+    let index = config.schema.key;
+    let name = config.schema.fields[index].name.clone();
+    config.schema.fields[index] =
+        crate::contract::Field::new(name, crate::contract::FieldType::String, true);
+    let schema = &config.schema;
+    let mut lines = Vec::new();
+    let mut want: BTreeMap<String, (u32, usize)> = BTreeMap::new();
+    for i in 0..3000usize {
+        let key = format!("order-0000000000000-{:05}", (i * 7919) % 1000);
+        let minute = (i * 31) % 7;
+        lines.push(format!(
+            r#"{{"event_id":"e{i}","order_id":"{key}","status":"S{i}","updated_at":"2024-03-01T10:0{minute}:00Z"}}"#
+        ));
+        let line = lines.len();
+        let best = want.entry(key).or_insert((minute as u32, line));
+        if (minute as u32, line) >= *best {
+            *best = (minute as u32, line);
+        }
+    }
+    let summary = summarise(&lines, schema);
+    let got: BTreeMap<String, u64> = summary
+        .winners
+        .events()
+        .map(|w| (display_value(&w.record[index]), w.line))
+        .collect();
+    let want: BTreeMap<String, u64> = want.into_iter().map(|(k, (_, l))| (k, l as u64)).collect();
+    assert_eq!(got.len(), 1000);
+    assert_eq!(got, want);
+}
