@@ -67,15 +67,15 @@ pub fn field_len(bytes: &[u8]) -> usize {
     }
 }
 
-/// The length of the encoded record of `fields` fields that starts `bytes` (which may
-/// run on past it).
+/// The offset just past the first `fields` fields of the encoded record that starts
+/// `bytes` (which may run on past it): with all its fields, the record's length.
 pub fn record_len(bytes: &[u8], fields: usize) -> usize {
     (0..fields).fold(0, |at, _| at + field_len(&bytes[at..]))
 }
 
 /// Bytes `start..end` of field `index` of the encoded record that starts `bytes`.
 pub fn field_range(bytes: &[u8], index: usize) -> (usize, usize) {
-    let start = (0..index).fold(0, |at, _| at + field_len(&bytes[at..]));
+    let start = record_len(bytes, index);
     (start, start + field_len(&bytes[start..]))
 }
 

@@ -32,10 +32,15 @@ impl Slot {
 }
 
 impl Rows {
+    /// The bytes reserved at `slot`: its record, then slack.
+    pub fn room(&self, slot: Slot) -> &[u8] {
+        let start = slot.offset as usize;
+        &self.blocks[slot.block as usize][start..start + slot.room as usize]
+    }
+
     /// The record of `fields` fields in `slot`.
     pub fn record(&self, slot: Slot, fields: usize) -> &[u8] {
-        let start = slot.offset as usize;
-        let room = &self.blocks[slot.block as usize][start..start + slot.room as usize];
+        let room = self.room(slot);
         &room[..row::record_len(room, fields)]
     }
 

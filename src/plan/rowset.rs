@@ -81,11 +81,8 @@ impl RowSet {
     /// The encoding of field `index` of row `i`.
     pub fn field(&self, i: usize, index: usize) -> &[u8] {
         let encoded = self.encoded(i);
-        let mut at = 0;
-        for _ in 0..index {
-            at += row::field_len(&encoded[at..]);
-        }
-        &encoded[at..at + row::field_len(&encoded[at..])]
+        let (start, end) = row::field_range(encoded, index);
+        &encoded[start..end]
     }
 
     /// Field `index` of row `i`.
