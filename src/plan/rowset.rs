@@ -36,6 +36,24 @@ impl RowSet {
         }
     }
 
+    /// Rows already laid out: `bytes` holds the encoded records back to back, row `i`
+    /// ending at `ends[i]`, with its line `lines[i]`.
+    pub(super) fn from_parts(
+        fields: usize,
+        bytes: Vec<u8>,
+        ends: Vec<usize>,
+        lines: Vec<u64>,
+    ) -> Self {
+        debug_assert_eq!(ends.len(), lines.len());
+        debug_assert!(ends.is_sorted() && ends.last().is_none_or(|&end| end == bytes.len()));
+        RowSet {
+            fields,
+            bytes,
+            ends,
+            lines,
+        }
+    }
+
     /// The events' records, encoded.
     pub fn from_events<'e>(fields: usize, events: impl IntoIterator<Item = &'e Event>) -> Self {
         let mut set = RowSet::new(fields);

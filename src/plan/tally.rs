@@ -422,10 +422,7 @@ impl Ranking<'_> {
             .map(|(i, b)| row::int(&b.short_key.prefix).map(|k| (k, i as u32)))
             .collect();
         let order: Vec<u32> = match int_keys {
-            Some(mut keys) => {
-                keys.sort_unstable();
-                keys.into_iter().map(|(_, i)| i).collect()
-            }
+            Some(keys) => radix_sort(keys).into_iter().map(|(_, i)| i).collect(),
             None => {
                 let mut keys: Vec<(Value, u32)> = best
                     .iter()
@@ -436,12 +433,7 @@ impl Ranking<'_> {
                 keys.into_iter().map(|(_, i)| i).collect()
             }
         };
-        let bytes = best.iter().map(|b| b.row.room() as usize).sum();
-        let mut winners = RowSet::with_capacity(fields, order.len(), bytes);
-        for i in order {
-            let b = &best[i as usize];
-            winners.push_encoded(b.line(), rows.record(b.row, fields));
-        }
+        let winners = copy_winners(&rows, &best, &order, fields);
         drop(best);
         drop(rows);
         let mut dates = BTreeMap::new();
@@ -460,6 +452,92 @@ impl Ranking<'_> {
             dates,
         }
     }
+}
+
+/// Bits of a key sorted per pass of [`radix_sort`]: 2,048 counters stay in L1.
+const RADIX_BITS: u32 = 11;
+
+/// `keys` sorted by key (an LSD radix sort on the key's offset from the smallest: only
+/// as many passes as the keys' span needs, e.g. two for order ids a million apart).
+/// Equal keys keep their order.
+fn radix_sort(mut keys: Vec<(i64, u32)>) -> Vec<(i64, u32)> {
+    let Some(min) = keys.iter().map(|&(k, _)| k).min() else {
+        return keys;
+    };
+    let max = keys.iter().map(|&(k, _)| k).max().unwrap_or(min);
+    let span = max.wrapping_sub(min) as u64;
+    let bits = u64::BITS - span.leading_zeros();
+    let digit = |key: i64, shift: u32| {
+        (key.wrapping_sub(min) as u64 >> shift) as usize & ((1 << RADIX_BITS) - 1)
+    };
+    let mut out = vec![(0i64, 0u32); keys.len()];
+    let mut shift = 0;
+    while shift < bits {
+        let mut starts = vec![0usize; 1 << RADIX_BITS];
+        for &(key, _) in &keys {
+            starts[digit(key, shift)] += 1;
+        }
+        let mut next = 0;
+        for start in &mut starts {
+            let count = *start;
+            *start = next;
+            next += count;
+        }
+        for &entry in &keys {
+            let at = &mut starts[digit(entry.0, shift)];
+            out[*at] = entry;
+            *at += 1;
+        }
+        std::mem::swap(&mut keys, &mut out);
+        shift += RADIX_BITS;
+    }
+    keys
+}
+
+/// The records of `best[order]`, copied in that order into one [`RowSet`] by two threads,
+/// a half each: the copy (and the faulting-in of its pages) was the longest step after
+/// the read, with one core idle.
+fn copy_winners(rows: &Rows, best: &[Best], order: &[u32], fields: usize) -> RowSet {
+    let (first, second) = order.split_at(order.len() / 2);
+    // Each half is copied into room enough for it (its slots' room: records and slack),
+    // then the second moves down to follow the first.
+    let room = |part: &[u32]| -> usize {
+        part.iter()
+            .map(|&i| best[i as usize].row.room() as usize)
+            .sum()
+    };
+    let first_room = room(first);
+    let mut bytes = vec![0u8; first_room + room(second)];
+    let mut ends = vec![0usize; order.len()];
+    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize]| -> usize {
+        let mut at = 0;
+        for (end, &i) in ends.iter_mut().zip(part) {
+            let record = rows.record(best[i as usize].row, fields);
+            out[at..at + record.len()].copy_from_slice(record);
+            at += record.len();
+            *end = at;
+        }
+        at
+    };
+    let (first_len, second_len) = {
+        let (first_out, second_out) = bytes.split_at_mut(first_room);
+        let (first_ends, second_ends) = ends.split_at_mut(first.len());
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| copy(second, second_out, second_ends));
+            let mine = copy(first, first_out, first_ends);
+            let theirs = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (mine, theirs)
+        })
+    };
+    bytes.copy_within(first_room..first_room + second_len, first_len);
+    bytes.truncate(first_len + second_len);
+    for end in &mut ends[first.len()..] {
+        *end += first_len;
+    }
+    let lines = order.iter().map(|&i| best[i as usize].line()).collect();
+    RowSet::from_parts(fields, bytes, ends, lines)
 }
 
 /// Tallies batches already in memory (tests, benches), ranking them again when §2 finds

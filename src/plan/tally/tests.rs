@@ -313,3 +313,70 @@ fn long_string_keys_that_share_a_prefix_rank_apart() {
     assert_eq!(got.len(), 1000);
     assert_eq!(got, want);
 }
+
+proptest! {
+    #[test]
+    fn the_radix_sort_orders_as_a_comparison_sort_does(
+        keys in prop::collection::vec(
+            prop_oneof![any::<i64>(), -3i64..3, Just(i64::MIN), Just(i64::MAX), 1_000_000i64..1_003_000],
+            0..3000,
+        ),
+    ) {
+        let entries: Vec<(i64, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        let mut want = entries.clone();
+        want.sort(); // stable on the index too: the radix sort keeps equal keys in order
+        prop_assert_eq!(radix_sort(entries), want);
+    }
+
+    /// Records of mixed lengths, some replaced by shorter ones (their slots keep slack),
+    /// copied in a shuffled order by two threads: the same rows, bytes and lines as
+    /// appending them one by one.
+    #[test]
+    fn winners_copied_in_halves_equal_winners_appended_in_turn(
+        texts in prop::collection::vec(("[a-z]{0,40}", prop::option::of("[a-z]{0,8}")), 0..200),
+        seed in any::<u64>(),
+    ) {
+        let fields = 2;
+        let encode = |text: &str, n: i64| {
+            let record: crate::contract::Record = vec![Value::Int(n), Value::Str(text.into())].into();
+            let mut bytes = Vec::new();
+            row::push_record(&mut bytes, &record);
+            bytes
+        };
+        let mut rows = Rows::default();
+        let best: Vec<Best> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, (text, shorter))| {
+                let mut slot = rows.insert(&encode(text, i as i64));
+                if let Some(shorter) = shorter {
+                    slot = rows.replace(slot, &encode(shorter, i as i64));
+                }
+                Best {
+                    id: i as u64,
+                    line_and_tied: i as u64 + 1,
+                    precedence: Packed::from(crate::plan::rank::Precedence {
+                        instant: None,
+                        tiebreak: None,
+                    }),
+                    row: slot,
+                    short_key: ShortKey::of(&[]),
+                }
+            })
+            .collect();
+        let mut order: Vec<u32> = (0..best.len() as u32).collect();
+        let mut state = seed | 1;
+        for i in (1..order.len()).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            order.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        let mut want = RowSet::new(fields);
+        for &i in &order {
+            let b = &best[i as usize];
+            want.push_encoded(b.line(), rows.record(b.row, fields));
+        }
+        prop_assert_eq!(copy_winners(&rows, &best, &order, fields), want);
+    }
+}
