@@ -316,16 +316,23 @@ fn long_string_keys_that_share_a_prefix_rank_apart() {
 
 proptest! {
     #[test]
-    fn the_radix_sort_orders_as_a_comparison_sort_does(
+    fn int_keys_are_ordered_as_a_comparison_sort_orders_them(
         keys in prop::collection::vec(
             prop_oneof![any::<i64>(), -3i64..3, Just(i64::MIN), Just(i64::MAX), 1_000_000i64..1_003_000],
             0..3000,
         ),
+        narrow in any::<bool>(),
     ) {
-        let entries: Vec<(i64, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
-        let mut want = entries.clone();
-        want.sort(); // stable on the index too: the radix sort keeps equal keys in order
-        prop_assert_eq!(radix_sort(entries), want);
+        // Narrow: every key within 2³² of the others (the packed path); wide: any.
+        let keys: Vec<i64> = if narrow { keys.iter().map(|k| k >> 33).collect() } else { keys };
+        let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+        want.sort_by_key(|&i| (keys[i as usize], i));
+        prop_assert_eq!(order_by_int_key(keys.len(), |i| Some(keys[i])), Some(want));
+    }
+
+    #[test]
+    fn a_key_that_is_not_an_int_orders_nothing(at in 0usize..10) {
+        prop_assert_eq!(order_by_int_key(10, |i| (i != at).then_some(i as i64)), None);
     }
 
     /// Records of mixed lengths, some replaced by shorter ones (their slots keep slack),
