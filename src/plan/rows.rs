@@ -24,6 +24,13 @@ pub(super) struct Rows {
 const ROW_BLOCK: usize = 4 << 20;
 const ROW_SLACK: usize = 16;
 
+impl Slot {
+    /// Bytes reserved for the record (an upper bound of its length).
+    pub fn room(&self) -> u32 {
+        self.room
+    }
+}
+
 impl Rows {
     /// The bytes reserved at `slot`: its record, then slack.
     pub fn room(&self, slot: Slot) -> &[u8] {

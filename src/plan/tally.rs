@@ -511,49 +511,48 @@ fn radix_sort<T: Copy + Default>(
 
 /// The records of `best[order]`, copied in that order into one [`RowSet`] by two threads,
 /// a half each: the copy (and the faulting-in of its pages) was the longest step after
-/// the read, with one core idle. Each half's length is walked first (on both threads
-/// too), so the halves meet exactly and no byte is touched that the set does not keep.
+/// the read, with one core idle.
 fn copy_winners(rows: &Rows, best: &[Best], order: &[u32], fields: usize) -> RowSet {
     let (first, second) = order.split_at(order.len() / 2);
-    let record = |i: u32| rows.record(best[i as usize].row, fields);
-    let length = |part: &[u32]| -> usize { part.iter().map(|&i| record(i).len()).sum() };
-    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize], base: usize| {
+    // Each half is copied into room enough for it (its slots' room: records and slack),
+    // then the second moves down to follow the first.
+    let room = |part: &[u32]| -> usize {
+        part.iter()
+            .map(|&i| best[i as usize].row.room() as usize)
+            .sum()
+    };
+    let first_room = room(first);
+    let mut bytes = vec![0u8; first_room + room(second)];
+    let mut ends = vec![0usize; order.len()];
+    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize]| -> usize {
         let mut at = 0;
         for (end, &i) in ends.iter_mut().zip(part) {
-            let record = record(i);
+            let record = rows.record(best[i as usize].row, fields);
             out[at..at + record.len()].copy_from_slice(record);
             at += record.len();
-            *end = base + at;
+            *end = at;
         }
+        at
     };
-    let (first_len, second_len) = two_threads(|| length(first), || length(second));
-    let mut bytes = vec![0u8; first_len + second_len];
-    let mut ends = vec![0usize; order.len()];
-    {
-        let (first_out, second_out) = bytes.split_at_mut(first_len);
+    let (first_len, second_len) = {
+        let (first_out, second_out) = bytes.split_at_mut(first_room);
         let (first_ends, second_ends) = ends.split_at_mut(first.len());
-        two_threads(
-            || copy(first, first_out, first_ends, 0),
-            || copy(second, second_out, second_ends, first_len),
-        );
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| copy(second, second_out, second_ends));
+            let mine = copy(first, first_out, first_ends);
+            let theirs = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (mine, theirs)
+        })
+    };
+    bytes.copy_within(first_room..first_room + second_len, first_len);
+    bytes.truncate(first_len + second_len);
+    for end in &mut ends[first.len()..] {
+        *end += first_len;
     }
     let lines = order.iter().map(|&i| best[i as usize].line()).collect();
     RowSet::from_parts(fields, bytes, ends, lines)
-}
-
-/// `(a(), b())`, `b` on a thread of its own.
-fn two_threads<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B)
-where
-    B: Send,
-{
-    std::thread::scope(|scope| {
-        let other = scope.spawn(b);
-        let mine = a();
-        let theirs = other
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (mine, theirs)
-    })
 }
 
 /// Tallies batches already in memory (tests, benches), ranking them again when §2 finds
