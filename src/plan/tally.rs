@@ -417,7 +417,7 @@ impl Ranking<'_> {
         // for the column writers): no record is decoded here. Int keys (the usual case)
         // sort straight from the entries' inline key bytes.
         let int_key = |i: usize| row::int(&best[i].short_key.prefix);
-        let order: Vec<u32> = match order_by_int_key(best.len(), int_key) {
+        let order: Vec<u32> = match winners::order_by_int_key(best.len(), int_key) {
             Some(order) => order,
             None => {
                 let mut keys: Vec<(Value, u32)> = best
@@ -429,7 +429,7 @@ impl Ranking<'_> {
                 keys.into_iter().map(|(_, i)| i).collect()
             }
         };
-        let winners = copy_winners(&rows, &best, &order, fields);
+        let winners = winners::copy_in_order(&rows, &best, &order, fields);
         drop(best);
         drop(rows);
         let mut dates = BTreeMap::new();
@@ -448,111 +448,6 @@ impl Ranking<'_> {
             dates,
         }
     }
-}
-
-/// Bits of a key sorted per pass of [`radix_sort`]: 2,048 counters stay in L1.
-const RADIX_BITS: u32 = 11;
-
-/// `0..n` ordered by `key` (ties by index), or `None` if a key is not an int. An LSD
-/// radix sort on each key's offset from the smallest, with only as many passes as the
-/// keys' span needs (two for order ids a million apart). Offsets under 2³² ride in the
-/// top half of one `u64` with the index below: 8 bytes an entry, not 16.
-fn order_by_int_key(n: usize, key: impl Fn(usize) -> Option<i64>) -> Option<Vec<u32>> {
-    let (mut min, mut max) = (i64::MAX, i64::MIN);
-    for i in 0..n {
-        let k = key(i)?;
-        (min, max) = (min.min(k), max.max(k));
-    }
-    let offset = |i: usize| key(i).map_or(0, |k| k.wrapping_sub(min) as u64);
-    let bits = u64::BITS - max.wrapping_sub(min).cast_unsigned().leading_zeros();
-    let bits = if n == 0 { 0 } else { bits };
-    if bits <= 32 {
-        let packed: Vec<u64> = (0..n).map(|i| offset(i) << 32 | i as u64).collect();
-        let sorted = radix_sort(packed, bits, |v, shift| v >> 32 >> shift);
-        Some(sorted.into_iter().map(|v| v as u32).collect())
-    } else {
-        let pairs: Vec<(u64, u32)> = (0..n).map(|i| (offset(i), i as u32)).collect();
-        let sorted = radix_sort(pairs, bits, |(k, _), shift| k >> shift);
-        Some(sorted.into_iter().map(|(_, i)| i).collect())
-    }
-}
-
-/// `items` sorted by their `bits`-bit keys (`key(item, shift)`: the key shifted right by
-/// `shift`), stably, [`RADIX_BITS`] a pass.
-fn radix_sort<T: Copy + Default>(
-    mut items: Vec<T>,
-    bits: u32,
-    key: impl Fn(T, u32) -> u64,
-) -> Vec<T> {
-    let digit = |item: T, shift: u32| (key(item, shift) & ((1 << RADIX_BITS) - 1)) as usize;
-    let mut out = vec![T::default(); items.len()];
-    let mut shift = 0;
-    while shift < bits {
-        let mut starts = vec![0usize; 1 << RADIX_BITS];
-        for &item in &items {
-            starts[digit(item, shift)] += 1;
-        }
-        let mut next = 0;
-        for start in &mut starts {
-            let count = *start;
-            *start = next;
-            next += count;
-        }
-        for &item in &items {
-            let at = &mut starts[digit(item, shift)];
-            out[*at] = item;
-            *at += 1;
-        }
-        std::mem::swap(&mut items, &mut out);
-        shift += RADIX_BITS;
-    }
-    items
-}
-
-/// The records of `best[order]`, copied in that order into one [`RowSet`] by two threads,
-/// a half each: the copy (and the faulting-in of its pages) was the longest step after
-/// the read, with one core idle.
-fn copy_winners(rows: &Rows, best: &[Best], order: &[u32], fields: usize) -> RowSet {
-    let (first, second) = order.split_at(order.len() / 2);
-    // Each half is copied into room enough for it (its slots' room: records and slack),
-    // then the second moves down to follow the first.
-    let room = |part: &[u32]| -> usize {
-        part.iter()
-            .map(|&i| best[i as usize].row.room() as usize)
-            .sum()
-    };
-    let first_room = room(first);
-    let mut bytes = vec![0u8; first_room + room(second)];
-    let mut ends = vec![0usize; order.len()];
-    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize]| -> usize {
-        let mut at = 0;
-        for (end, &i) in ends.iter_mut().zip(part) {
-            let record = rows.record(best[i as usize].row, fields);
-            out[at..at + record.len()].copy_from_slice(record);
-            at += record.len();
-            *end = at;
-        }
-        at
-    };
-    let (first_len, second_len) = {
-        let (first_out, second_out) = bytes.split_at_mut(first_room);
-        let (first_ends, second_ends) = ends.split_at_mut(first.len());
-        std::thread::scope(|scope| {
-            let other = scope.spawn(|| copy(second, second_out, second_ends));
-            let mine = copy(first, first_out, first_ends);
-            let theirs = other
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (mine, theirs)
-        })
-    };
-    bytes.copy_within(first_room..first_room + second_len, first_len);
-    bytes.truncate(first_len + second_len);
-    for end in &mut ends[first.len()..] {
-        *end += first_len;
-    }
-    let lines = order.iter().map(|&i| best[i as usize].line()).collect();
-    RowSet::from_parts(fields, bytes, ends, lines)
 }
 
 /// Tallies batches already in memory (tests, benches), ranking them again when §2 finds
@@ -594,6 +489,8 @@ pub fn display_value(value: &Value) -> String {
         Value::Ts(t) => t.to_string(),
     }
 }
+
+mod winners;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,195 @@
+//! The winners' last steps, once the input is read: [`order_by_int_key`] orders int keys
+//! by a radix sort, and [`copy_in_order`] copies the winners' records in that order into
+//! one [`RowSet`] on two threads.
+
+use super::Best;
+use crate::plan::rows::Rows;
+use crate::plan::rowset::RowSet;
+
+/// Bits of a key sorted per pass of [`radix_sort`]: 2,048 counters stay in L1.
+const RADIX_BITS: u32 = 11;
+
+/// `0..n` ordered by `key` (ties by index), or `None` if a key is not an int. An LSD
+/// radix sort on each key's offset from the smallest, with only as many passes as the
+/// keys' span needs (two for order ids a million apart). Offsets under 2³² ride in the
+/// top half of one `u64` with the index below: 8 bytes an entry, not 16.
+pub(super) fn order_by_int_key(n: usize, key: impl Fn(usize) -> Option<i64>) -> Option<Vec<u32>> {
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for i in 0..n {
+        let k = key(i)?;
+        (min, max) = (min.min(k), max.max(k));
+    }
+    let offset = |i: usize| key(i).map_or(0, |k| k.wrapping_sub(min) as u64);
+    let bits = u64::BITS - max.wrapping_sub(min).cast_unsigned().leading_zeros();
+    let bits = if n == 0 { 0 } else { bits };
+    if bits <= 32 {
+        let packed: Vec<u64> = (0..n).map(|i| offset(i) << 32 | i as u64).collect();
+        let sorted = radix_sort(packed, bits, |v, shift| v >> 32 >> shift);
+        Some(sorted.into_iter().map(|v| v as u32).collect())
+    } else {
+        let pairs: Vec<(u64, u32)> = (0..n).map(|i| (offset(i), i as u32)).collect();
+        let sorted = radix_sort(pairs, bits, |(k, _), shift| k >> shift);
+        Some(sorted.into_iter().map(|(_, i)| i).collect())
+    }
+}
+
+/// `items` sorted by their `bits`-bit keys (`key(item, shift)`: the key shifted right by
+/// `shift`), stably, [`RADIX_BITS`] a pass.
+fn radix_sort<T: Copy + Default>(
+    mut items: Vec<T>,
+    bits: u32,
+    key: impl Fn(T, u32) -> u64,
+) -> Vec<T> {
+    let digit = |item: T, shift: u32| (key(item, shift) & ((1 << RADIX_BITS) - 1)) as usize;
+    let mut out = vec![T::default(); items.len()];
+    let mut shift = 0;
+    while shift < bits {
+        let mut starts = vec![0usize; 1 << RADIX_BITS];
+        for &item in &items {
+            starts[digit(item, shift)] += 1;
+        }
+        let mut next = 0;
+        for start in &mut starts {
+            let count = *start;
+            *start = next;
+            next += count;
+        }
+        for &item in &items {
+            let at = &mut starts[digit(item, shift)];
+            out[*at] = item;
+            *at += 1;
+        }
+        std::mem::swap(&mut items, &mut out);
+        shift += RADIX_BITS;
+    }
+    items
+}
+
+/// The records of `best[order]`, copied in that order into one [`RowSet`] by two threads,
+/// a half each: the copy (and the faulting-in of its pages) was the longest step after
+/// the read, with one core idle.
+pub(super) fn copy_in_order(rows: &Rows, best: &[Best], order: &[u32], fields: usize) -> RowSet {
+    let (first, second) = order.split_at(order.len() / 2);
+    // Each half is copied into room enough for it (its slots' room: records and slack),
+    // then the second moves down to follow the first.
+    let room = |part: &[u32]| -> usize {
+        part.iter()
+            .map(|&i| best[i as usize].row.room() as usize)
+            .sum()
+    };
+    let first_room = room(first);
+    let mut bytes = vec![0u8; first_room + room(second)];
+    let mut ends = vec![0usize; order.len()];
+    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize]| -> usize {
+        let mut at = 0;
+        for (end, &i) in ends.iter_mut().zip(part) {
+            let record = rows.record(best[i as usize].row, fields);
+            out[at..at + record.len()].copy_from_slice(record);
+            at += record.len();
+            *end = at;
+        }
+        at
+    };
+    let (first_len, second_len) = {
+        let (first_out, second_out) = bytes.split_at_mut(first_room);
+        let (first_ends, second_ends) = ends.split_at_mut(first.len());
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| copy(second, second_out, second_ends));
+            let mine = copy(first, first_out, first_ends);
+            let theirs = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (mine, theirs)
+        })
+    };
+    bytes.copy_within(first_room..first_room + second_len, first_len);
+    bytes.truncate(first_len + second_len);
+    for end in &mut ends[first.len()..] {
+        *end += first_len;
+    }
+    let lines = order.iter().map(|&i| best[i as usize].line()).collect();
+    RowSet::from_parts(fields, bytes, ends, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{Value, row};
+    use crate::plan::batch::ShortKey;
+    use crate::plan::rank::{Packed, Precedence};
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn int_keys_are_ordered_as_a_comparison_sort_orders_them(
+            keys in prop::collection::vec(
+                prop_oneof![any::<i64>(), -3i64..3, Just(i64::MIN), Just(i64::MAX), 1_000_000i64..1_003_000],
+                0..3000,
+            ),
+            narrow in any::<bool>(),
+        ) {
+            // Narrow: every key within 2³² of the others (the packed path); wide: any.
+            let keys: Vec<i64> = if narrow { keys.iter().map(|k| k >> 33).collect() } else { keys };
+            let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+            want.sort_by_key(|&i| (keys[i as usize], i));
+            prop_assert_eq!(order_by_int_key(keys.len(), |i| Some(keys[i])), Some(want));
+        }
+
+        #[test]
+        fn a_key_that_is_not_an_int_orders_nothing(at in 0usize..10) {
+            prop_assert_eq!(order_by_int_key(10, |i| (i != at).then_some(i as i64)), None);
+        }
+
+        /// Records of mixed lengths, some replaced by shorter ones (their slots keep slack),
+        /// copied in a shuffled order by two threads: the same rows, bytes and lines as
+        /// appending them one by one.
+        #[test]
+        fn winners_copied_in_halves_equal_winners_appended_in_turn(
+            texts in prop::collection::vec(("[a-z]{0,40}", prop::option::of("[a-z]{0,8}")), 0..200),
+            seed in any::<u64>(),
+        ) {
+            let fields = 2;
+            let encode = |text: &str, n: i64| {
+                let record: crate::contract::Record = vec![Value::Int(n), Value::Str(text.into())].into();
+                let mut bytes = Vec::new();
+                row::push_record(&mut bytes, &record);
+                bytes
+            };
+            let mut rows = Rows::default();
+            let best: Vec<Best> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, (text, shorter))| {
+                    let mut slot = rows.insert(&encode(text, i as i64));
+                    if let Some(shorter) = shorter {
+                        slot = rows.replace(slot, &encode(shorter, i as i64));
+                    }
+                    Best {
+                        id: i as u64,
+                        line_and_tied: i as u64 + 1,
+                        precedence: Packed::from(Precedence {
+                            instant: None,
+                            tiebreak: None,
+                        }),
+                        row: slot,
+                        short_key: ShortKey::of(&[]),
+                    }
+                })
+                .collect();
+            let mut order: Vec<u32> = (0..best.len() as u32).collect();
+            let mut state = seed | 1;
+            for i in (1..order.len()).rev() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                order.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            let mut want = RowSet::new(fields);
+            for &i in &order {
+                let b = &best[i as usize];
+                want.push_encoded(b.line(), rows.record(b.row, fields));
+            }
+            prop_assert_eq!(copy_in_order(&rows, &best, &order, fields), want);
+        }
+    }
+}
