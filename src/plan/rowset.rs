@@ -26,16 +26,6 @@ impl RowSet {
         }
     }
 
-    /// Room for `rows` rows of about `bytes` bytes in all.
-    pub fn with_capacity(fields: usize, rows: usize, bytes: usize) -> Self {
-        RowSet {
-            fields,
-            bytes: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(rows),
-            lines: Vec::with_capacity(rows),
-        }
-    }
-
     /// Rows already laid out: `bytes` holds the encoded records back to back, row `i`
     /// ending at `ends[i]`, with its line `lines[i]`.
     pub(super) fn from_parts(
