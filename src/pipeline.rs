@@ -19,6 +19,8 @@ use crate::input::{self, Splitter};
 
 /// Bytes of lines packed into one chunk before it is handed to a worker.
 const CHUNK_BYTES: usize = 1 << 20;
+/// Bytes one read takes: small enough that the hash and the splitter find them in cache.
+const READ_BYTES: usize = 128 << 10;
 /// Chunks in flight between the stages, per stage.
 const IN_FLIGHT: usize = 4;
 
@@ -201,7 +203,7 @@ fn read_chunks(
 ) -> Result<String> {
     let mut hasher = Sha256::new();
     let mut splitter = Splitter::new(max_line_bytes);
-    let mut buf = vec![0u8; input::CHUNK];
+    let mut buf = vec![0u8; READ_BYTES];
     let mut chunk = Chunk {
         seq: 0,
         bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
