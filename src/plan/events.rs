@@ -17,7 +17,11 @@ use super::tables::{EventTable, Seen};
 pub trait Scratch: Send + Sync {
     /// Appends `bytes`, returning the offset they start at.
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<u64>;
-    /// Fills `buf` from `offset` (a range [`Scratch::append`] wrote).
+    /// Makes every append readable; called once, after the last append.
+    fn seal(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Fills `buf` from `offset` (a range [`Scratch::append`] wrote), once sealed.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
 }
 
@@ -145,10 +149,11 @@ impl EventLog {
     /// Reads every bucket back, on `threads` threads, and resolves §2: an id's first
     /// record is its event; a later one is a retry if its fingerprint is the first's, a
     /// conflict if not.
-    pub fn resolve(self, threads: usize) -> std::io::Result<Resolved> {
-        if let Some(e) = self.failed {
+    pub fn resolve(mut self, threads: usize) -> std::io::Result<Resolved> {
+        if let Some(e) = self.failed.take() {
             return Err(e);
         }
+        self.scratch.seal()?;
         let next = AtomicUsize::new(0);
         let parts: Vec<std::io::Result<Resolved>> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads.max(1))
