@@ -1,0 +1,82 @@
+//! Landings whose event log spills from its first record (see `LOG_BUCKET_RECORDS`): §2
+//! through the scratch file, read back from the published Parquet.
+
+use super::*;
+use crate::contract::{Instant, Record, Value};
+
+const KEYS: u64 = 3_000;
+
+/// 3,000 keys, six events each (one a minute), every event sent twice, shuffled (36,000
+/// lines: their log records pass the scratch's 1 MiB write buffer); when
+/// `contradict`, one more line reuses an event id with another status.
+fn land(contradict: bool) -> (tempfile::TempDir, Config, RunOutcome, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = crate::config::fixtures::orders();
+    config.inbox = dir.path().join("inbox");
+    config.publish_root = dir.path().join("lake");
+    config.quarantine_root = dir.path().join("quarantine");
+    config.state_root = dir.path().join("state");
+    let line = |key: u64, minute: u64, status: &str| {
+        format!(
+            r#"{{"event_id":"e{key}-{minute}","order_id":{key},"status":"{status}","updated_at":"2024-03-01T10:{minute:02}:00Z"}}"#
+        )
+    };
+    let mut lines: Vec<String> = (0..KEYS)
+        .flat_map(|key| (0..12u64).map(move |n| (key, n / 2)))
+        .map(|(key, minute)| line(key, minute, &format!("S{minute}")))
+        .collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for i in (1..lines.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        lines.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    if contradict {
+        lines.push(line(7, 3, "CHANGED"));
+    }
+    std::fs::create_dir_all(&config.inbox).unwrap();
+    let input = config.inbox.join("events.jsonl");
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let outcome = run(&config, &input, DecideOptions::default(), &mut |_| true).unwrap();
+    (dir, config, outcome, lines.len() as u64)
+}
+
+#[test]
+fn retries_spilled_to_the_scratch_file_land_each_key_once_at_its_latest_event() {
+    let (_dir, config, outcome, lines) = land(false);
+    assert_eq!(outcome.status, RunStatus::Published);
+    let counts = &outcome.plan.counts;
+    assert_eq!((counts.lines, counts.accepted), (lines, lines));
+    assert_eq!((counts.retries, counts.keys), (lines / 2, KEYS));
+    let folder = config.publish_root.join("event_date=2024-03-01");
+    let want: Vec<Record> = (0..KEYS as i64)
+        .map(|key| {
+            vec![
+                Value::Str(format!("e{key}-5").into()),
+                Value::Int(key),
+                Value::Str("S5".into()),
+                // 2024-03-01T10:05:00Z
+                Value::Ts(Instant::from_parts(1_709_287_500, 0)),
+                Value::Null, // seq
+                Value::Null, // city
+            ]
+            .into()
+        })
+        .collect();
+    let got = parquet_files::read_partition(&folder, &config.schema).unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_conflict_spilled_to_the_scratch_file_refuses_and_publishes_nothing() {
+    let (_dir, config, outcome, lines) = land(true);
+    assert_eq!(outcome.status, RunStatus::Refused);
+    assert_eq!(outcome.plan.reason(), Some("conflict"));
+    let breach = outcome.plan.findings.iter().find(|f| f.breach).unwrap();
+    assert_eq!(breach.line, lines, "the contradicting line is the last");
+    assert!(
+        !config.publish_root.join("event_date=2024-03-01").exists(),
+        "a refused file publishes nothing"
+    );
+}
