@@ -4,10 +4,12 @@
 //! encoding, each file fsynced. The partition column lives only in the folder name.
 
 use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::Receiver;
 
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::column::writer::{ColumnCloseResult, get_column_writer, get_typed_column_writer_mut};
@@ -27,6 +29,9 @@ use crate::plan::RowSet;
 
 /// Rows per row group, at most.
 const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// Bytes gathered before each write to a Parquet file.
+const WRITE_BUFFER: usize = 1 << 20;
 
 /// The Parquet schema of the published files.
 pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
@@ -87,15 +92,19 @@ pub fn write_partition(
         };
         let file = atomic::create(&path, 0o644).map_err(io)?;
         failpoint::fault(Op::Write).map_err(io)?; // stands for the writes below failing
+        // The writer copies each column chunk through an 8 KiB buffer: one write call
+        // each, ~1,400 for 580k rows, where this buffer makes them a dozen.
+        let buffered = BufWriter::with_capacity(WRITE_BUFFER, file);
         let mut writer =
-            SerializedFileWriter::new(file, parquet_schema.clone(), properties.clone())
+            SerializedFileWriter::new(buffered, parquet_schema.clone(), properties.clone())
                 .map_err(|e| parquet_error(&path, e))?;
         for group in ranges_or_empty(chunk.len(), ROW_GROUP_ROWS) {
             let group = chunk.start + group.start..chunk.start + group.end;
             write_row_group(&mut writer, schema, &properties, rows, group)
                 .map_err(|e| parquet_error(&path, e))?;
         }
-        let file = writer.into_inner().map_err(|e| parquet_error(&path, e))?;
+        let buffered = writer.into_inner().map_err(|e| parquet_error(&path, e))?;
+        let file = buffered.into_inner().map_err(|e| io(e.into_error()))?;
         atomic::sync_file(&file).map_err(io)?;
         written.push(path);
     }
@@ -135,8 +144,8 @@ fn ranges_or_empty(len: usize, size: usize) -> Vec<Range<usize>> {
 
 /// One row group, its columns encoded in parallel (one thread per core, each taking the
 /// next column) and then appended in order: column encoding is the publish's CPU cost.
-fn write_row_group(
-    writer: &mut SerializedFileWriter<File>,
+fn write_row_group<W: Write + Send>(
+    writer: &mut SerializedFileWriter<W>,
     schema: &Schema,
     properties: &WriterPropertiesPtr,
     rows: &RowSet,
@@ -146,53 +155,142 @@ fn write_row_group(
     let columns: Vec<ColumnDescPtr> = (0..schema.fields.len())
         .map(|i| descriptor.column(i))
         .collect();
-    let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(columns.len());
-    let mut encoded: Vec<(usize, parquet::errors::Result<EncodedColumn>)> =
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut done = Vec::new();
-                        loop {
-                            let index = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(column) = columns.get(index) else {
-                                return done;
-                            };
-                            let field = &schema.fields[index];
-                            let result = encode_column(
-                                column,
-                                properties,
-                                field,
-                                index,
-                                rows,
-                                group.clone(),
-                            );
-                            done.push((index, result));
+    let located = FieldStarts::locate(rows, group.clone(), threads);
+    // Strings first: they take the longest, and the ints then even out the threads' ends.
+    let mut order: Vec<usize> = (0..columns.len()).collect();
+    order.sort_by_key(|&i| schema.fields[i].ty != FieldType::String);
+    let next = AtomicUsize::new(0);
+    let (done, encoded) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let encoders: Vec<_> = (0..threads)
+            .map(|_| {
+                let done = done.clone();
+                let (order, next, columns, located) = (&order, &next, &columns, &located);
+                let group = group.clone();
+                scope.spawn(move || {
+                    while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let field = &schema.fields[index];
+                        let result = encode_column(
+                            &columns[index],
+                            properties,
+                            field,
+                            index,
+                            located,
+                            group.clone(),
+                        );
+                        if done.send((index, result)).is_err() {
+                            return;
                         }
-                    })
+                    }
                 })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-    if encoded.len() != columns.len() {
-        return Err(ParquetError::General(
-            "a column encoding thread panicked".into(),
-        ));
-    }
-    encoded.sort_by_key(|(index, _)| *index);
+            })
+            .collect();
+        drop(done);
+        // Each column is appended as soon as those before it are: the file's writes
+        // overlap the encoding of the columns still to come.
+        let appended = append_in_order(writer, columns.len(), &encoded);
+        drop(encoded); // an encoder still at work stops at its next column
+        let panicked = encoders.into_iter().any(|e| e.join().is_err());
+        match appended {
+            Ok(n) if n == columns.len() => Ok(()),
+            Ok(_) if panicked => Err(ParquetError::General(
+                "a column encoding thread panicked".into(),
+            )),
+            Ok(_) => Err(ParquetError::General("a column was not encoded".into())),
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// Appends the encoded columns `0..columns` to one new row group of `writer` in order, as
+/// they arrive in any order; returns how many were appended (fewer if an encoder quit).
+fn append_in_order<W: Write + Send>(
+    writer: &mut SerializedFileWriter<W>,
+    columns: usize,
+    encoded: &Receiver<(usize, parquet::errors::Result<EncodedColumn>)>,
+) -> parquet::errors::Result<usize> {
     let mut group = writer.next_row_group()?;
-    for (_, column) in encoded {
-        let (bytes, close) = column?;
-        group.append_column(&bytes::Bytes::from(bytes), close)?;
+    let mut ready: Vec<Option<EncodedColumn>> = (0..columns).map(|_| None).collect();
+    let mut appended = 0;
+    for (index, column) in encoded {
+        ready[index] = Some(column?);
+        while let Some((bytes, close)) = ready.get_mut(appended).and_then(Option::take) {
+            group.append_column(&bytes::Bytes::from(bytes), close)?;
+            appended += 1;
+        }
+        if appended == columns {
+            group.close()?;
+            break;
+        }
     }
-    group.close()?;
-    Ok(())
+    Ok(appended)
+}
+
+/// Where each field of each row of a row group starts, found by one walk over each record
+/// (on every core) before the columns are encoded: a column task then reads its field in
+/// place, where walking each record up to it made the walks ~28 field steps a row, a
+/// third of the encoders' CPU (measured). Two bytes a field of a row; a group with a
+/// record of 64 KiB or more keeps no table and walks.
+struct FieldStarts<'r> {
+    rows: &'r RowSet,
+    first: usize,
+    fields: usize,
+    starts: Option<Vec<u16>>,
+}
+
+impl<'r> FieldStarts<'r> {
+    fn locate(rows: &'r RowSet, group: Range<usize>, threads: usize) -> Self {
+        let fields = rows.fields();
+        let first = group.start;
+        let short = group
+            .clone()
+            .all(|i| rows.encoded(i).len() <= usize::from(u16::MAX));
+        let starts = (short && fields > 0).then(|| {
+            let mut starts = vec![0u16; group.len() * fields];
+            let per_thread = group.len().div_ceil(threads.max(1)).max(1);
+            std::thread::scope(|scope| {
+                for (part, starts) in starts.chunks_mut(per_thread * fields).enumerate() {
+                    let from = first + part * per_thread;
+                    scope.spawn(move || {
+                        for (i, starts) in (from..).zip(starts.chunks_exact_mut(fields)) {
+                            let record = rows.encoded(i);
+                            let mut at = 0;
+                            for start in starts {
+                                *start = at as u16;
+                                at += row::field_len(&record[at..]);
+                            }
+                        }
+                    });
+                }
+            });
+            starts
+        });
+        FieldStarts {
+            rows,
+            first,
+            fields,
+            starts,
+        }
+    }
+
+    /// The encoding of field `index` of row `i`.
+    fn field(&self, i: usize, index: usize) -> &'r [u8] {
+        let Some(starts) = &self.starts else {
+            return self.rows.field(i, index);
+        };
+        let record = self.rows.encoded(i);
+        let at = (i - self.first) * self.fields + index;
+        let start = usize::from(starts[at]);
+        let end = if index + 1 < self.fields {
+            usize::from(starts[at + 1])
+        } else {
+            record.len()
+        };
+        &record[start..end]
+    }
 }
 
 /// A column chunk encoded into memory, and what appending it needs.
@@ -210,7 +308,7 @@ fn encode_column(
     properties: &WriterPropertiesPtr,
     field: &Field,
     index: usize,
-    rows: &RowSet,
+    rows: &FieldStarts<'_>,
     group: Range<usize>,
 ) -> parquet::errors::Result<EncodedColumn> {
     let mut sink = TrackedWrite::new(Vec::new());
@@ -407,5 +505,40 @@ mod tests {
                 "{files} files"
             );
         }
+    }
+
+    /// A record of 64 KiB or more is beyond the two-byte field starts: its row group is
+    /// read by walking each record, and its rows still read back as written.
+    #[test]
+    fn a_record_past_64_kib_reads_back_too() {
+        let config = crate::config::fixtures::orders();
+        let schema = &config.schema;
+        let records: Vec<Record> = [70_000usize, 3, 65_400]
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let mut record = vec![Value::Null; schema.fields.len()];
+                record[schema.event_id] = Value::Str(format!("e{i}").into());
+                record[schema.key] = Value::Int(i as i64);
+                record[schema.index_of("status").unwrap()] = Value::Str("PAID".into());
+                record[schema.order_by] = Value::Ts(Instant::from_parts(1_709_251_200, 0));
+                record[schema.fields.len() - 1] = Value::Str("x".repeat(len).into());
+                record.into()
+            })
+            .collect();
+        let events: Vec<Event> = records
+            .iter()
+            .enumerate()
+            .map(|(i, record)| Event {
+                line: i as u64 + 1,
+                record: record.clone(),
+            })
+            .collect();
+        let rows = RowSet::from_events(schema.fields.len(), &events);
+        assert!(FieldStarts::locate(&rows, 0..3, 2).starts.is_none());
+        assert!(FieldStarts::locate(&rows, 1..3, 2).starts.is_some());
+        let dir = tempfile::tempdir().unwrap();
+        write_partition(dir.path(), schema, &rows, 1).unwrap();
+        assert_eq!(read_partition(dir.path(), schema).unwrap(), records);
     }
 }

@@ -57,6 +57,11 @@ impl RowSet {
         self.lines.len()
     }
 
+    /// Fields in each record.
+    pub fn fields(&self) -> usize {
+        self.fields
+    }
+
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
