@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod decide;
 pub mod events;
+mod key_index;
 pub mod merge;
 pub mod rank;
 mod rows;

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::batch::{self, Accepted, Batch, ShortKey};
 use super::events::{EventLog, Resolved};
+use super::key_index::KeyIndex;
 use super::rank::Packed;
 use super::rows::{Rows, Slot};
 use super::rowset::RowSet;
-use super::tables::KeyTable;
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 
 /// The line counts of CONTRACT.md §8. A count missing from a stored record is 0: run-log
@@ -121,7 +121,7 @@ pub struct Ranking<'s> {
     findings: Vec<LineFinding>,
     /// The best event of each key, by the key's hash: indexes into `best`, so the table
     /// stays small and growing it moves 4 bytes a key.
-    by_key: KeyTable,
+    by_key: KeyIndex,
     best: Vec<Best>,
     rows: Rows,
     /// For a key whose best is tied: the ids of the other events tied with it.
@@ -175,7 +175,7 @@ impl<'s> Tally<'s> {
                 schema,
                 counts: Counts::default(),
                 findings: Vec::new(),
-                by_key: KeyTable::default(),
+                by_key: KeyIndex::new(int_keys(schema), 0),
                 best: Vec::new(),
                 rows: Rows::default(),
                 tied_ids: HashMap::new(),
@@ -199,7 +199,7 @@ impl<'s> Tally<'s> {
     /// key into one twice the size: 40k more page faults and ~4 % more wall time.)
     pub fn reserve(&mut self, events: usize) {
         let keys = (events / 3).min(KEYS_RESERVED_AT_MOST);
-        self.ranking.by_key = KeyTable::with_capacity(keys);
+        self.ranking.by_key = KeyIndex::new(int_keys(self.ranking.schema), keys);
         self.ranking.best.reserve(keys);
     }
 
@@ -291,10 +291,10 @@ impl Ranking<'_> {
     fn warm(&self, group: &[Accepted]) {
         let mut sink = 0u64;
         for event in group {
-            sink ^= self.by_key.touch(event.key_hash);
+            sink ^= self.by_key.touch(event.key_hash, &event.short_key);
         }
         for event in group {
-            let found = self.by_key.find(event.key_hash, |i| {
+            let found = self.by_key.find(event.key_hash, &event.short_key, |i| {
                 self.best[i as usize].short_key == event.short_key
             });
             if let Some(i) = found {
@@ -323,7 +323,7 @@ impl Ranking<'_> {
         debug_assert!(line & TIED == 0);
         let (best, rows, schema) = (&mut self.best, &mut self.rows, self.schema);
         let short_key = event.short_key;
-        let found = self.by_key.find(event.key_hash, |i| {
+        let found = self.by_key.find(event.key_hash, &short_key, |i| {
             let b = &best[i as usize];
             b.short_key == short_key && (short_key.is_whole() || key_of(rows, b, schema) == key)
         });
@@ -336,7 +336,7 @@ impl Ranking<'_> {
                 row: rows.insert(row),
                 short_key,
             });
-            self.by_key.insert(event.key_hash, index, |i| {
+            self.by_key.insert(event.key_hash, &short_key, index, |i| {
                 let b = &best[i as usize];
                 batch::key_hash(
                     b.short_key
@@ -390,7 +390,7 @@ impl Ranking<'_> {
         let event_id = &record[schema.event_id];
         let earlier = self
             .by_key
-            .find(event.key_hash, |i| {
+            .find(event.key_hash, &event.short_key, |i| {
                 key_of(&self.rows, &self.best[i as usize], schema) == key
             })
             .map(|i| row::decode(self.rows.record(self.best[i as usize].row, fields), fields))
@@ -472,6 +472,11 @@ pub fn summarise(schema: &Schema, batches: &[Batch]) -> std::io::Result<Summary>
             "§2 found other conflicts on a second pass over the same batches",
         )),
     }
+}
+
+/// Whether the schema's keys are ints (a [`KeyIndex`] may then file them by value).
+fn int_keys(schema: &Schema) -> bool {
+    schema.fields[schema.key].ty == crate::contract::FieldType::Int
 }
 
 /// The encoded key field of `best`'s record.
