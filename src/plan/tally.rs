@@ -411,7 +411,6 @@ impl Ranking<'_> {
         let fields = schema.fields.len();
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
-        counts.ties_by_arrival = self.best.iter().filter(|b| b.tied()).count() as u64;
         drop(self.by_key);
         drop(self.tied_ids);
         let (rows, best) = (self.rows, self.best);
@@ -431,15 +430,12 @@ impl Ranking<'_> {
                 keys.into_iter().map(|(_, i)| i).collect()
             }
         };
-        let winners = winners::copy_in_order(&rows, &best, &order, fields);
+        let (winners, census) =
+            winners::copy_in_order(&rows, &best, &order, fields, schema.date_of);
         drop(best);
         drop(rows);
-        let mut dates = BTreeMap::new();
-        for i in 0..winners.len() {
-            if let Some(instant) = winners.instant(i, schema.date_of) {
-                *dates.entry(instant.utc_date()).or_default() += 1;
-            }
-        }
+        counts.ties_by_arrival = census.ties;
+        let dates = census.dates;
         let mut findings = self.findings;
         // Conflicts are found after their batch's other findings.
         findings.sort_by_key(|f| f.line);
