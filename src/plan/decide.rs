@@ -49,7 +49,7 @@ pub fn decide(
                 .map(|(&d, &rows)| date_plan(d, rows, None))
                 .collect();
             let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
-            (dates, by_date(winners, config))
+            (dates, by_date(winners, &summary.dates, config))
         }
         Some(merged) => {
             counts.stale = merged.stale;
@@ -167,9 +167,20 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
     }
 }
 
-/// The winners grouped by `event_date`, each group still sorted by key. A file of one
-/// date (the common case) keeps its set as it is.
-fn by_date(winners: RowSet, config: &Config) -> BTreeMap<Date, RowSet> {
+/// The winners grouped by `event_date`, each group still sorted by key; `counted` is
+/// their rows per date. A file of one date (the common case) keeps its set as it is, and
+/// when every winner is counted on that date, without a pass over them.
+fn by_date(
+    winners: RowSet,
+    counted: &BTreeMap<Date, u64>,
+    config: &Config,
+) -> BTreeMap<Date, RowSet> {
+    if let Some((&only, &rows)) = counted.first_key_value()
+        && counted.len() == 1
+        && rows == winners.len() as u64
+    {
+        return BTreeMap::from([(only, winners)]);
+    }
     let date_of = |i: usize| {
         winners
             .instant(i, config.schema.date_of)

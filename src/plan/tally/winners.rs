@@ -108,13 +108,17 @@ pub(super) fn copy_in_order(
     let first_room = room(first);
     let mut bytes = vec![0u8; first_room + room(second)];
     let mut ends = vec![0usize; order.len()];
-    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize]| -> (usize, Census) {
+    let mut lines = vec![0u64; order.len()];
+    // Each winner's entry is read here once (in key order, a cache miss each), for its
+    // record, its line and its tie.
+    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize], lines: &mut [u64]| {
         let mut at = 0;
         let mut census = Census::default();
         // Winners in key order tend to share a date: counted here, then in the map.
         let mut run: Option<(Date, u64)> = None;
-        for (end, &i) in ends.iter_mut().zip(part) {
+        for ((end, line), &i) in ends.iter_mut().zip(lines.iter_mut()).zip(part) {
             let b = &best[i as usize];
+            *line = b.line();
             let record = rows.record(b.row, fields);
             out[at..at + record.len()].copy_from_slice(record);
             at += record.len();
@@ -141,9 +145,10 @@ pub(super) fn copy_in_order(
     let ((first_len, mine), (second_len, theirs)) = {
         let (first_out, second_out) = bytes.split_at_mut(first_room);
         let (first_ends, second_ends) = ends.split_at_mut(first.len());
+        let (first_lines, second_lines) = lines.split_at_mut(first.len());
         std::thread::scope(|scope| {
-            let other = scope.spawn(|| copy(second, second_out, second_ends));
-            let mine = copy(first, first_out, first_ends);
+            let other = scope.spawn(|| copy(second, second_out, second_ends, second_lines));
+            let mine = copy(first, first_out, first_ends, first_lines);
             let theirs = other
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -155,7 +160,6 @@ pub(super) fn copy_in_order(
     for end in &mut ends[first.len()..] {
         *end += first_len;
     }
-    let lines = order.iter().map(|&i| best[i as usize].line()).collect();
     let winners = RowSet::from_parts(fields, bytes, ends, lines);
     (winners, mine.merge(theirs))
 }
