@@ -101,6 +101,21 @@ impl KeyIndex {
     }
 }
 
+impl KeyIndex {
+    /// Every index filed, by ascending key, when the keys are filed by value (a hash
+    /// table's order means nothing).
+    pub fn in_key_order(&self) -> Option<Vec<u32>> {
+        match self {
+            KeyIndex::Dense(dense) => {
+                let mut order = Vec::with_capacity(dense.len);
+                order.extend(dense.slots.iter().copied().filter(|&i| i != EMPTY));
+                Some(order)
+            }
+            KeyIndex::Hashed(_) => None,
+        }
+    }
+}
+
 /// The key's value when it is an int.
 fn int_of(key: &ShortKey) -> Option<i64> {
     key.whole().filter(|k| k.len() == 9).and_then(row::int)
@@ -218,6 +233,11 @@ mod tests {
                     filed.insert(k, next);
                     index.insert(key_hash(&key), &short, next, |i| key_hash(&encoded[i as usize]));
                 }
+            }
+            if let Some(order) = index.in_key_order() {
+                let mut want: Vec<(i64, u32)> = filed.iter().map(|(&k, &i)| (k, i)).collect();
+                want.sort();
+                prop_assert_eq!(order, want.into_iter().map(|(_, i)| i).collect::<Vec<_>>());
             }
             for &k in keys.iter().chain(&probes) {
                 let key = int_key(k);

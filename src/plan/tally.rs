@@ -411,25 +411,28 @@ impl Ranking<'_> {
         let fields = schema.fields.len();
         let mut counts = self.counts;
         counts.keys = self.best.len() as u64;
-        drop(self.by_key);
         drop(self.tied_ids);
         let (rows, best) = (self.rows, self.best);
         // Sort by key, then copy the winners' encoded records in key order (sequential
-        // for the column writers): no record is decoded here. Int keys (the usual case)
-        // sort straight from the entries' inline key bytes.
+        // for the column writers): no record is decoded here. Int keys filed by value are
+        // in key order already; other int keys sort straight from the entries' inline key
+        // bytes.
         let int_key = |i: usize| row::int(&best[i].short_key.prefix);
-        let order: Vec<u32> = match winners::order_by_int_key(best.len(), int_key) {
-            Some(order) => order,
-            None => {
-                let mut keys: Vec<(Value, u32)> = best
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| (row::decode_value(key_of(&rows, b, schema)), i as u32))
-                    .collect();
-                keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                keys.into_iter().map(|(_, i)| i).collect()
-            }
-        };
+        let in_order = self.by_key.in_key_order();
+        drop(self.by_key);
+        let order: Vec<u32> =
+            match in_order.or_else(|| winners::order_by_int_key(best.len(), int_key)) {
+                Some(order) => order,
+                None => {
+                    let mut keys: Vec<(Value, u32)> = best
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| (row::decode_value(key_of(&rows, b, schema)), i as u32))
+                        .collect();
+                    keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    keys.into_iter().map(|(_, i)| i).collect()
+                }
+            };
         let (winners, census) =
             winners::copy_in_order(&rows, &best, &order, fields, schema.date_of);
         drop(best);
