@@ -141,7 +141,9 @@ impl Dense {
     fn make_room(&mut self, value: i64) -> bool {
         let value = i128::from(value);
         if self.slots.is_empty() {
-            let len = (self.expected as u128 * 2).clamp(1024, FLOOR_SLOTS.max(self.limit()));
+            // Three slots a key expected: the bytes a hash table takes for them (~12),
+            // and room for ids one in three of which are used, without growing.
+            let len = (self.expected as u128 * 3).clamp(1024, FLOOR_SLOTS.max(self.limit()));
             // Keys from a sequence rise as they arrive: most of the room goes above.
             self.base =
                 (value - len as i128 / 16).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
