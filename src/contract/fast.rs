@@ -8,7 +8,7 @@
 
 use super::row;
 use super::schema::{Field, FieldType, Schema};
-use super::timestamp::{self, Instant};
+use super::timestamp::{self, DayCache, Instant};
 
 /// One declared field's value as the fast path found it.
 #[derive(Clone, Copy, Debug)]
@@ -21,9 +21,13 @@ enum Slot {
     Ts(Instant),
 }
 
-/// Memory [`accept`] reuses from line to line: one slot per declared field.
+/// Memory [`accept`] reuses from line to line: one slot per declared field, and the
+/// last date a timestamp had.
 #[derive(Debug, Default)]
-pub struct Slots(Vec<Slot>);
+pub struct Slots {
+    slots: Vec<Slot>,
+    days: DayCache,
+}
 
 /// Appends the row encoding of `line` to `out` and returns `true` when the line is
 /// accepted by the fast path; returns `false` (leaving `out` as it was) otherwise. On
@@ -36,10 +40,10 @@ pub fn accept(
     out: &mut Vec<u8>,
     starts: &mut Vec<u32>,
 ) -> bool {
-    let slots = &mut slots.0;
+    let Slots { slots, days } = slots;
     slots.clear();
     slots.resize(schema.fields.len(), Slot::Absent);
-    if scan(line, schema, slots).is_none() {
+    if scan(line, schema, slots, days).is_none() {
         return false;
     }
     for (field, slot) in schema.fields.iter().zip(slots.iter()) {
@@ -65,7 +69,7 @@ pub fn accept(
 }
 
 /// Fills `slots` from the line's members; `None` declines the line.
-fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot]) -> Option<()> {
+fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot], days: &mut DayCache) -> Option<()> {
     let mut at = skip_ws(line, 0);
     if line.get(at) != Some(&b'{') {
         return None;
@@ -76,24 +80,52 @@ fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot]) -> Option<()> {
     }
     let mut guess = 0;
     loop {
-        let (index, end_of_key) = member_name(line, at, schema, guess)?;
+        let (index, value_at) = match compact_member(line, at, schema, guess) {
+            Some(found) => found,
+            None => {
+                let (index, end_of_key) = member_name(line, at, schema, guess)?;
+                let colon = skip_ws(line, end_of_key + 1);
+                if line.get(colon) != Some(&b':') {
+                    return None;
+                }
+                (index, colon + 1)
+            }
+        };
         if !matches!(slots[index], Slot::Absent) {
             return None; // a duplicate key: the full path names it
         }
         guess = index + 1;
-        at = skip_ws(line, end_of_key + 1);
-        if line.get(at) != Some(&b':') {
-            return None;
-        }
-        at = skip_ws(line, at + 1);
-        let next = value(line, at, schema.fields[index].ty, &mut slots[index])?;
-        at = skip_ws(line, next);
-        match line.get(at)? {
-            b',' => at = skip_ws(line, at + 1),
-            b'}' => return end(line, at + 1),
+        let at_value = skip_ws(line, value_at);
+        let next = value(
+            line,
+            at_value,
+            schema.fields[index].ty,
+            &mut slots[index],
+            days,
+        )?;
+        // Compact JSON puts the separator right after the value.
+        let separator = match line.get(next) {
+            Some(b',' | b'}') => next,
+            _ => skip_ws(line, next),
+        };
+        match line.get(separator)? {
+            b',' => at = skip_ws(line, separator + 1),
+            b'}' => return end(line, separator + 1),
             _ => return None,
         }
     }
+}
+
+/// The guessed field and where its value may start, when its member starts at `at`
+/// exactly as compact JSON writes it (`"name":`): one compare, where reading the name,
+/// then the colon and the spaces around it took several steps.
+#[inline(always)]
+fn compact_member(line: &[u8], at: usize, schema: &Schema, guess: usize) -> Option<(usize, usize)> {
+    let member = schema.fields.get(guess)?.compact_member()?;
+    let end = at + member.len();
+    line.get(at..end)
+        .is_some_and(|bytes| same(bytes, member))
+        .then_some((guess, end))
 }
 
 /// Only whitespace may follow the closing brace.
@@ -170,6 +202,7 @@ fn stops(word: u64) -> u64 {
 /// The body of the string whose quote is at `at`: `(start, end)` with `end` on the
 /// closing quote. Declines escapes and raw control characters; checks UTF-8. Eight bytes
 /// a step ([`stops`]), then byte by byte for the last few of the line.
+#[inline(always)]
 fn string_body(line: &[u8], at: usize) -> Option<(usize, usize)> {
     if line.get(at) != Some(&b'"') {
         return None;
@@ -214,7 +247,14 @@ fn body_end(line: &[u8], start: usize, end: usize, high: u64) -> Option<(usize, 
 /// Reads the value at `at` for a field of type `ty` into `slot`; returns the offset just
 /// past it. (Returned with the offset, the slot went through memory and stalled store
 /// forwarding: the fast path's hottest instruction, measured.)
-fn value(line: &[u8], at: usize, ty: FieldType, slot: &mut Slot) -> Option<usize> {
+#[inline(always)]
+fn value(
+    line: &[u8],
+    at: usize,
+    ty: FieldType,
+    slot: &mut Slot,
+    days: &mut DayCache,
+) -> Option<usize> {
     let (value, next) = match (line.get(at)?, ty) {
         (b'n', _) => (line.get(at..at + 4)? == b"null").then_some((Slot::Null, at + 4))?,
         (b'-' | b'0'..=b'9', FieldType::Int) => integer(line, at)?,
@@ -224,7 +264,7 @@ fn value(line: &[u8], at: usize, ty: FieldType, slot: &mut Slot) -> Option<usize
         }
         (b'"', FieldType::Timestamp) => {
             let (start, end) = string_body(line, at)?;
-            let instant = timestamp::parse_bytes(&line[start..end]).ok()?;
+            let instant = timestamp::parse_bytes_cached(&line[start..end], days).ok()?;
             (Slot::Ts(instant), end + 1)
         }
         _ => return None,
@@ -234,6 +274,7 @@ fn value(line: &[u8], at: usize, ty: FieldType, slot: &mut Slot) -> Option<usize
 }
 
 /// A JSON integer (`-?(0|[1-9][0-9]*)`, no fraction or exponent) that fits i64.
+#[inline(always)]
 fn integer(line: &[u8], at: usize) -> Option<(Slot, usize)> {
     let negative = line[at] == b'-';
     let first = at + usize::from(negative);

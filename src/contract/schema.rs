@@ -42,16 +42,24 @@ pub struct Field {
     pub required: bool,
     /// `name` has no quote, backslash or control character: JSON writes it as itself.
     plain: bool,
+    /// `"name":`, how compact JSON starts this member, when `plain` (else empty).
+    compact: Vec<u8>,
 }
 
 impl Field {
     pub fn new(name: String, ty: FieldType, required: bool) -> Self {
         let plain = !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+        let compact = if plain {
+            [b"\"", name.as_bytes(), b"\":"].concat()
+        } else {
+            Vec::new()
+        };
         Field {
             name,
             ty,
             required,
             plain,
+            compact,
         }
     }
 
@@ -59,6 +67,12 @@ impl Field {
     /// (no escape could be needed), for matching it without decoding.
     pub fn plain_name(&self) -> Option<&[u8]> {
         self.plain.then_some(self.name.as_bytes())
+    }
+
+    /// `"name":`, the bytes that start this member in compact JSON, when the name is
+    /// plain ([`Field::plain_name`]).
+    pub fn compact_member(&self) -> Option<&[u8]> {
+        self.plain.then_some(self.compact.as_slice())
     }
 }
 
