@@ -165,6 +165,7 @@ fn member_name(line: &[u8], at: usize, schema: &Schema, guess: usize) -> Option<
 
 /// `a == b`, without a call to `memcmp` for the short slices names are (the call cost
 /// more than the compare): two overlapping loads cover 4 to 16 bytes.
+#[inline(always)]
 fn same(a: &[u8], b: &[u8]) -> bool {
     let len = a.len();
     if len != b.len() {
@@ -234,6 +235,7 @@ fn string_body(line: &[u8], at: usize) -> Option<(usize, usize)> {
 
 /// A body `start..end` that stopped at `line[end]`: a string only if that is its closing
 /// quote; `high` has the high bits of its bytes, so UTF-8 is checked only when needed.
+#[inline(always)]
 fn body_end(line: &[u8], start: usize, end: usize, high: u64) -> Option<(usize, usize)> {
     if line[end] != b'"' {
         return None;
