@@ -143,7 +143,8 @@ fn ranges_or_empty(len: usize, size: usize) -> Vec<Range<usize>> {
 }
 
 /// One row group, its columns encoded in parallel (one thread per core, each taking the
-/// next column) and then appended in order: column encoding is the publish's CPU cost.
+/// next column) and appended in order as they finish: column encoding is the publish's
+/// CPU cost.
 fn write_row_group<W: Write + Send>(
     writer: &mut SerializedFileWriter<W>,
     schema: &Schema,
@@ -193,7 +194,12 @@ fn write_row_group<W: Write + Send>(
         // overlap the encoding of the columns still to come.
         let appended = append_in_order(writer, columns.len(), &encoded);
         drop(encoded); // an encoder still at work stops at its next column
-        let panicked = encoders.into_iter().any(|e| e.join().is_err());
+        // Every encoder is joined (a panic in one is an error here, not a panic of the
+        // scope's).
+        let panicked = encoders
+            .into_iter()
+            .map(|e| e.join().is_err())
+            .fold(false, |any, this| any | this);
         match appended {
             Ok(n) if n == columns.len() => Ok(()),
             Ok(_) if panicked => Err(ParquetError::General(
