@@ -119,8 +119,8 @@ pub struct Ranking<'s> {
     schema: &'s Schema,
     counts: Counts,
     findings: Vec<LineFinding>,
-    /// The best event of each key, by the key's hash: indexes into `best`, so the table
-    /// stays small and growing it moves 4 bytes a key.
+    /// The best event of each key, by the key's value (int keys close together) or hash:
+    /// indexes into `best`, so the index stays small and growing it moves 4 bytes a key.
     by_key: KeyIndex,
     best: Vec<Best>,
     rows: Rows,
