@@ -458,6 +458,19 @@ mod tests {
     use crate::contract::{Instant, Record};
     use crate::plan::rank::Event;
 
+    /// `records` as the winners of lines 1, 2, …
+    fn row_set(records: &[Record], schema: &Schema) -> RowSet {
+        let events: Vec<Event> = records
+            .iter()
+            .enumerate()
+            .map(|(i, record)| Event {
+                line: i as u64 + 1,
+                record: record.clone(),
+            })
+            .collect();
+        RowSet::from_events(schema.fields.len(), &events)
+    }
+
     /// 10,001 rows, in one file and in three, cross the encoders' 4,096-row chunks in
     /// every column; optional fields are null in runs and alone, strings of every length up
     /// to 40 bytes and repeating (the dictionary columns keep slices of each chunk).
@@ -491,15 +504,7 @@ mod tests {
                 .into()
             })
             .collect();
-        let events: Vec<Event> = records
-            .iter()
-            .enumerate()
-            .map(|(i, record)| Event {
-                line: i as u64 + 1,
-                record: record.clone(),
-            })
-            .collect();
-        let rows = RowSet::from_events(schema.fields.len(), &events);
+        let rows = row_set(&records, schema);
         for files in [1, 3] {
             let dir = tempfile::tempdir().unwrap();
             let written = write_partition(dir.path(), schema, &rows, files).unwrap();
@@ -532,15 +537,7 @@ mod tests {
                 record.into()
             })
             .collect();
-        let events: Vec<Event> = records
-            .iter()
-            .enumerate()
-            .map(|(i, record)| Event {
-                line: i as u64 + 1,
-                record: record.clone(),
-            })
-            .collect();
-        let rows = RowSet::from_events(schema.fields.len(), &events);
+        let rows = row_set(&records, schema);
         assert!(FieldStarts::locate(&rows, 0..3, 2).starts.is_none());
         assert!(FieldStarts::locate(&rows, 1..3, 2).starts.is_some());
         let dir = tempfile::tempdir().unwrap();
