@@ -168,8 +168,8 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
 }
 
 /// The winners grouped by `event_date`, each group still sorted by key; `counted` is
-/// their rows per date. A file of one date (the common case) keeps its set as it is, and
-/// when every winner is counted on that date, without a pass over them.
+/// their rows per date (the tally's census). A file whose winners are all counted on one
+/// date (the common case) keeps its set as it is, without a pass over them.
 fn by_date(
     winners: RowSet,
     counted: &BTreeMap<Date, u64>,
@@ -181,26 +181,16 @@ fn by_date(
     {
         return BTreeMap::from([(only, winners)]);
     }
-    let date_of = |i: usize| {
-        winners
+    let fields = config.schema.fields.len();
+    let mut out: BTreeMap<Date, RowSet> = BTreeMap::new();
+    for i in 0..winners.len() {
+        if let Some(date) = winners
             .instant(i, config.schema.date_of)
             .map(|t| t.utc_date())
-    };
-    let dates: Vec<Option<Date>> = (0..winners.len()).map(date_of).collect();
-    let mut out: BTreeMap<Date, RowSet> = BTreeMap::new();
-    match dates.first() {
-        Some(&Some(first)) if dates.iter().all(|d| *d == Some(first)) => {
-            out.insert(first, winners);
-        }
-        _ => {
-            let fields = config.schema.fields.len();
-            for (i, date) in dates.into_iter().enumerate() {
-                if let Some(date) = date {
-                    out.entry(date)
-                        .or_insert_with(|| RowSet::new(fields))
-                        .push_encoded(winners.line(i), winners.encoded(i));
-                }
-            }
+        {
+            out.entry(date)
+                .or_insert_with(|| RowSet::new(fields))
+                .push_encoded(winners.line(i), winners.encoded(i));
         }
     }
     out
