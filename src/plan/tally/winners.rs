@@ -87,6 +87,26 @@ impl Census {
     }
 }
 
+/// Winners [`warm`] loads ahead of their copy.
+const COPY_GROUP: usize = 32;
+
+/// Loads the entries of `group`, then the first and last bytes of their records:
+/// independent loads the CPU overlaps, where the copy would wait for each entry's miss,
+/// then its record's, in turn (the ranking's `warm` does the same). At 580k keys the
+/// step from the read's end to the summary went ~120 → ~104 ms (medians of 9 runs), the
+/// main thread's CPU in it ~95 → ~79 ms.
+fn warm(rows: &Rows, best: &[Best], group: &[u32]) {
+    let mut sink = 0u32;
+    for &i in group {
+        sink ^= best[i as usize].row.room();
+    }
+    for &i in group {
+        let room = rows.room(best[i as usize].row);
+        sink ^= u32::from(room.first().copied().unwrap_or(0) ^ room.last().copied().unwrap_or(0));
+    }
+    std::hint::black_box(sink);
+}
+
 /// The records of `best[order]`, copied in that order into one [`RowSet`] by two threads,
 /// a half each: the copy (and the faulting-in of its pages) was the longest step after
 /// the read, with one core idle. `date_of` is the field whose instant dates a row.
@@ -116,7 +136,11 @@ pub(super) fn copy_in_order(
         let mut census = Census::default();
         // Winners in key order tend to share a date: counted here, then in the map.
         let mut run: Option<(Date, u64)> = None;
-        for ((end, line), &i) in ends.iter_mut().zip(lines.iter_mut()).zip(part) {
+        let winners = ends.iter_mut().zip(lines.iter_mut()).zip(part);
+        for (k, ((end, line), &i)) in winners.enumerate() {
+            if k % COPY_GROUP == 0 {
+                warm(rows, best, &part[k..part.len().min(k + COPY_GROUP)]);
+            }
             let b = &best[i as usize];
             *line = b.line();
             let record = rows.record(b.row, fields);
