@@ -119,7 +119,7 @@ pub fn parse(text: &str) -> Result<Instant, TimestampError> {
 
 /// [`parse`] on the bytes of a string (anything but ASCII is invalid anyway).
 pub fn parse_bytes(b: &[u8]) -> Result<Instant, TimestampError> {
-    parse_with(b, &mut DayCache::default())
+    parse_bytes_cached(b, &mut DayCache::default())
 }
 
 /// The last date [`parse_bytes_cached`] read (`YYYY-MM-DD`) and its day number: the lines
@@ -133,10 +133,6 @@ pub struct DayCache {
 
 /// [`parse_bytes`], reusing the day number of the date `cache` last saw: the same result.
 pub fn parse_bytes_cached(b: &[u8], cache: &mut DayCache) -> Result<Instant, TimestampError> {
-    parse_with(b, cache)
-}
-
-fn parse_with(b: &[u8], cache: &mut DayCache) -> Result<Instant, TimestampError> {
     use TimestampError::{Invalid, WithoutOffset};
     if b.len() < 19
         || b[4] != b'-'
