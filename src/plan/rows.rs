@@ -2,6 +2,7 @@
 //! [`Slot`] that says where one sits.
 
 use crate::contract::row;
+use crate::plan::rowset::Spot;
 
 /// Where a record sits in [`Rows`]: block, offset and room. Its length is its encoding's
 /// ([`Rows::record`]), so a slot is 12 bytes of a ranking entry's 64.
@@ -28,6 +29,15 @@ impl Slot {
     /// Bytes reserved for the record (an upper bound of its length).
     pub fn room(&self) -> u32 {
         self.room
+    }
+
+    /// Where this slot is in [`Rows::into_blocks`].
+    pub fn spot(&self) -> Spot {
+        Spot {
+            block: self.block,
+            offset: self.offset,
+            room: self.room,
+        }
     }
 }
 
@@ -63,6 +73,11 @@ impl Rows {
             offset: offset as u32,
             room: room as u32,
         }
+    }
+
+    /// The blocks, for [`Slot::spot`]s to point into.
+    pub fn into_blocks(self) -> Vec<Vec<u8>> {
+        self.blocks
     }
 
     /// `row` in place of `slot`'s record: the same slot when it has room.

@@ -413,8 +413,8 @@ impl Ranking<'_> {
         counts.keys = self.best.len() as u64;
         drop(self.tied_ids);
         let (rows, best) = (self.rows, self.best);
-        // Sort by key, then copy the winners' encoded records in key order (sequential
-        // for the column writers): no record is decoded here. Int keys filed by value are
+        // Sort by key, then list the winners' encoded records in key order, where they
+        // are: no record is decoded or copied here. Int keys filed by value are
         // in key order already; other int keys sort straight from the entries' inline key
         // bytes.
         let int_key = |i: usize| row::int(&best[i].short_key.prefix);
@@ -433,10 +433,13 @@ impl Ranking<'_> {
                     keys.into_iter().map(|(_, i)| i).collect()
                 }
             };
-        let (winners, census) =
-            winners::copy_in_order(&rows, &best, &order, fields, schema.date_of);
+        let date_of = if schema.date_of == schema.order_by {
+            winners::DateOf::Precedence
+        } else {
+            winners::DateOf::Field(schema.date_of)
+        };
+        let (winners, census) = winners::place_in_order(rows, &best, &order, fields, date_of);
         drop(best);
-        drop(rows);
         counts.ties_by_arrival = census.ties;
         let dates = census.dates;
         let mut findings = self.findings;

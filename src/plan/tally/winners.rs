@@ -1,13 +1,14 @@
 //! The winners' last steps, once the input is read: [`order_by_int_key`] orders int keys
-//! by a radix sort, and [`copy_in_order`] copies the winners' records in that order into
-//! one [`RowSet`] on two threads.
+//! by a radix sort, and [`place_in_order`] makes the winners one [`RowSet`] in that order,
+//! their records left where the ranking kept them, on two threads.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::Best;
 use crate::contract::{Date, row};
 use crate::plan::rows::Rows;
-use crate::plan::rowset::RowSet;
+use crate::plan::rowset::{RowSet, Spot};
 
 /// Bits of a key sorted per pass of [`radix_sort`]: 2,048 counters stay in L1.
 const RADIX_BITS: u32 = 11;
@@ -87,69 +88,73 @@ impl Census {
     }
 }
 
-/// Winners [`warm`] loads ahead of their copy.
-const COPY_GROUP: usize = 32;
+/// Winners [`warm`] loads ahead of their placing.
+const PLACE_GROUP: usize = 32;
 
-/// Loads the entries of `group`, then the first and last bytes of their records:
-/// independent loads the CPU overlaps, where the copy would wait for each entry's miss,
-/// then its record's, in turn (the ranking's `warm` does the same). At 580k keys the
-/// step from the read's end to the summary went ~120 → ~104 ms (medians of 9 runs), the
-/// main thread's CPU in it ~95 → ~79 ms.
-fn warm(rows: &Rows, best: &[Best], group: &[u32]) {
+/// Where a winner's `event_date` comes from.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum DateOf {
+    /// The `order_by` instant in its entry (the date field is the `order_by` field): its
+    /// record is not read at all.
+    Precedence,
+    /// Field `index` of its record.
+    Field(usize),
+}
+
+/// Loads the entries of `group`, then (when `records`) the first bytes of their records:
+/// independent loads the CPU overlaps, where the placing would wait for each entry's
+/// miss, then its record's, in turn (the ranking's `warm` does the same).
+fn warm(rows: &Rows, best: &[Best], group: &[u32], records: bool) {
     let mut sink = 0u32;
     for &i in group {
         sink ^= best[i as usize].row.room();
     }
-    for &i in group {
-        let room = rows.room(best[i as usize].row);
-        sink ^= u32::from(room.first().copied().unwrap_or(0) ^ room.last().copied().unwrap_or(0));
+    if records {
+        for &i in group {
+            let room = rows.room(best[i as usize].row);
+            sink ^= u32::from(room.first().copied().unwrap_or(0));
+        }
     }
     std::hint::black_box(sink);
 }
 
-/// The records of `best[order]`, copied in that order into one [`RowSet`] by two threads,
-/// a half each: the copy (and the faulting-in of its pages) was the longest step after
-/// the read, with one core idle. `date_of` is the field whose instant dates a row.
-pub(super) fn copy_in_order(
-    rows: &Rows,
+/// The winners `best[order]` as a [`RowSet`] in that order, their records left in `rows`'
+/// blocks (no copy: the encoders gather them a block at a time), with the census. Two
+/// threads take a half each: each winner's entry is a cache miss in key order, and its
+/// record another unless its date comes from its entry ([`DateOf::Precedence`]).
+pub(super) fn place_in_order(
+    rows: Rows,
     best: &[Best],
     order: &[u32],
     fields: usize,
-    date_of: usize,
+    date_of: DateOf,
 ) -> (RowSet, Census) {
     let (first, second) = order.split_at(order.len() / 2);
-    // Each half is copied into room enough for it (its slots' room: records and slack),
-    // then the second moves down to follow the first.
-    let room = |part: &[u32]| -> usize {
-        part.iter()
-            .map(|&i| best[i as usize].row.room() as usize)
-            .sum()
-    };
-    let first_room = room(first);
-    let mut bytes = vec![0u8; first_room + room(second)];
-    let mut ends = vec![0usize; order.len()];
+    let mut spots = vec![Spot::default(); order.len()];
     let mut lines = vec![0u64; order.len()];
-    // Each winner's entry is read here once (in key order, a cache miss each), for its
-    // record, its line and its tie.
-    let copy = |part: &[u32], out: &mut [u8], ends: &mut [usize], lines: &mut [u64]| {
-        let mut at = 0;
+    let place = |part: &[u32], spots: &mut [Spot], lines: &mut [u64]| {
         let mut census = Census::default();
         // Winners in key order tend to share a date: counted here, then in the map.
         let mut run: Option<(Date, u64)> = None;
-        let winners = ends.iter_mut().zip(lines.iter_mut()).zip(part);
-        for (k, ((end, line), &i)) in winners.enumerate() {
-            if k % COPY_GROUP == 0 {
-                warm(rows, best, &part[k..part.len().min(k + COPY_GROUP)]);
+        let winners = spots.iter_mut().zip(lines.iter_mut()).zip(part);
+        for (k, ((spot, line), &i)) in winners.enumerate() {
+            if k % PLACE_GROUP == 0 {
+                let group = &part[k..part.len().min(k + PLACE_GROUP)];
+                warm(&rows, best, group, matches!(date_of, DateOf::Field(_)));
             }
             let b = &best[i as usize];
             *line = b.line();
-            let record = rows.record(b.row, fields);
-            out[at..at + record.len()].copy_from_slice(record);
-            at += record.len();
-            *end = at;
+            *spot = b.row.spot();
             census.ties += u64::from(b.tied());
-            let (start, stop) = row::field_range(record, date_of);
-            let Some(date) = row::instant(&record[start..stop]).map(|t| t.utc_date()) else {
+            let instant = match date_of {
+                DateOf::Precedence => b.precedence.instant(),
+                DateOf::Field(index) => {
+                    let record = rows.record(b.row, fields);
+                    let (start, stop) = row::field_range(record, index);
+                    row::instant(&record[start..stop])
+                }
+            };
+            let Some(date) = instant.map(|t| t.utc_date()) else {
                 continue;
             };
             run = match run {
@@ -164,27 +169,22 @@ pub(super) fn copy_in_order(
         if let Some((date, n)) = run {
             *census.dates.entry(date).or_default() += n;
         }
-        (at, census)
+        census
     };
-    let ((first_len, mine), (second_len, theirs)) = {
-        let (first_out, second_out) = bytes.split_at_mut(first_room);
-        let (first_ends, second_ends) = ends.split_at_mut(first.len());
+    let (mine, theirs) = {
+        let (first_spots, second_spots) = spots.split_at_mut(first.len());
         let (first_lines, second_lines) = lines.split_at_mut(first.len());
         std::thread::scope(|scope| {
-            let other = scope.spawn(|| copy(second, second_out, second_ends, second_lines));
-            let mine = copy(first, first_out, first_ends, first_lines);
+            let other = scope.spawn(|| place(second, second_spots, second_lines));
+            let mine = place(first, first_spots, first_lines);
             let theirs = other
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (mine, theirs)
         })
     };
-    bytes.copy_within(first_room..first_room + second_len, first_len);
-    bytes.truncate(first_len + second_len);
-    for end in &mut ends[first.len()..] {
-        *end += first_len;
-    }
-    let winners = RowSet::from_parts(fields, bytes, ends, lines);
+    let blocks = Arc::from(rows.into_blocks());
+    let winners = RowSet::placed(fields, blocks, spots, lines);
     (winners, mine.merge(theirs))
 }
 
@@ -203,29 +203,36 @@ mod tests {
         fn the_census_counts_what_a_pass_over_the_winners_counts(
             winners in prop::collection::vec((prop::option::of(0i64..4), any::<bool>()), 0..300),
         ) {
-            let mut rows = Rows::default();
-            let best: Vec<Best> = winners
-                .iter()
-                .enumerate()
-                .map(|(i, &(day, tied))| {
-                    let stamp = day.map_or(Value::Null, |d| {
-                        Value::Ts(crate::contract::Instant::from_parts(d * 86_400 + i as i64, 0))
-                    });
-                    let record: crate::contract::Record = vec![Value::Int(i as i64), stamp].into();
-                    let mut bytes = Vec::new();
-                    row::push_record(&mut bytes, &record);
-                    let line = i as u64 + 1;
-                    Best {
-                        id: i as u64,
-                        line_and_tied: if tied { line | super::super::TIED } else { line },
-                        precedence: Packed::from(Precedence { instant: None, tiebreak: None }),
-                        row: rows.insert(&bytes),
-                        short_key: ShortKey::of(&[]),
-                    }
-                })
-                .collect();
+            // The order_by instant is the record's, so both date sources must agree.
+            let tally = || {
+                let mut rows = Rows::default();
+                let best: Vec<Best> = winners
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(day, tied))| {
+                        let instant = day.map(|d| {
+                            crate::contract::Instant::from_parts(d * 86_400 + i as i64, 0)
+                        });
+                        let stamp = instant.map_or(Value::Null, Value::Ts);
+                        let record: crate::contract::Record =
+                            vec![Value::Int(i as i64), stamp].into();
+                        let mut bytes = Vec::new();
+                        row::push_record(&mut bytes, &record);
+                        let line = i as u64 + 1;
+                        Best {
+                            id: i as u64,
+                            line_and_tied: if tied { line | super::super::TIED } else { line },
+                            precedence: Packed::from(Precedence { instant, tiebreak: None }),
+                            row: rows.insert(&bytes),
+                            short_key: ShortKey::of(&[]),
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                (rows, best)
+            };
+            let (rows, best) = tally();
             let order: Vec<u32> = (0..best.len() as u32).collect();
-            let (set, census) = copy_in_order(&rows, &best, &order, 2, 1);
+            let (set, census) = place_in_order(rows, &best, &order, 2, DateOf::Field(1));
             let mut dates = BTreeMap::new();
             for i in 0..set.len() {
                 if let Some(instant) = set.instant(i, 1) {
@@ -233,7 +240,10 @@ mod tests {
                 }
             }
             let ties = winners.iter().filter(|(_, tied)| *tied).count() as u64;
-            prop_assert_eq!(census, Census { ties, dates });
+            prop_assert_eq!(&census, &Census { ties, dates });
+            let (rows, best) = tally();
+            let (_, from_entries) = place_in_order(rows, &best, &order, 2, DateOf::Precedence);
+            prop_assert_eq!(from_entries, census);
         }
 
         #[test]
@@ -257,10 +267,10 @@ mod tests {
         }
 
         /// Records of mixed lengths, some replaced by shorter ones (their slots keep slack),
-        /// copied in a shuffled order by two threads: the same rows, bytes and lines as
+        /// placed in a shuffled order by two threads: the same rows, bytes and lines as
         /// appending them one by one.
         #[test]
-        fn winners_copied_in_halves_equal_winners_appended_in_turn(
+        fn winners_placed_in_halves_equal_winners_appended_in_turn(
             texts in prop::collection::vec(("[a-z]{0,40}", prop::option::of("[a-z]{0,8}")), 0..200),
             seed in any::<u64>(),
         ) {
@@ -305,7 +315,7 @@ mod tests {
                 let b = &best[i as usize];
                 want.push_encoded(b.line(), rows.record(b.row, fields));
             }
-            let (winners, census) = copy_in_order(&rows, &best, &order, fields, 0);
+            let (winners, census) = place_in_order(rows, &best, &order, fields, DateOf::Field(0));
             prop_assert_eq!(winners, want);
             prop_assert_eq!(census, Census::default(), "no timestamps, no ties");
         }
