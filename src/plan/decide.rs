@@ -181,17 +181,17 @@ fn by_date(
     {
         return BTreeMap::from([(only, winners)]);
     }
-    let fields = config.schema.fields.len();
-    let mut out: BTreeMap<Date, RowSet> = BTreeMap::new();
+    let mut picked: BTreeMap<Date, Vec<usize>> = BTreeMap::new();
     for i in 0..winners.len() {
         if let Some(date) = winners
             .instant(i, config.schema.date_of)
             .map(|t| t.utc_date())
         {
-            out.entry(date)
-                .or_insert_with(|| RowSet::new(fields))
-                .push_encoded(winners.line(i), winners.encoded(i));
+            picked.entry(date).or_default().push(i);
         }
     }
-    out
+    picked
+        .into_iter()
+        .map(|(date, rows)| (date, winners.select(&rows)))
+        .collect()
 }

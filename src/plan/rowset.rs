@@ -216,6 +216,29 @@ impl RowSet {
         (0..self.len()).map(|i| self.event(i))
     }
 
+    /// Rows `picked`, in that order, as a set of their own: placed records stay where
+    /// they are (the blocks are shared), packed ones are copied.
+    pub fn select(&self, picked: &[usize]) -> RowSet {
+        let lines = picked.iter().map(|&i| self.lines[i]).collect();
+        match &self.store {
+            Store::Placed { blocks, spots } => RowSet {
+                fields: self.fields,
+                store: Store::Placed {
+                    blocks: Arc::clone(blocks),
+                    spots: picked.iter().map(|&i| spots[i]).collect(),
+                },
+                lines,
+            },
+            Store::Packed { .. } => {
+                let mut set = RowSet::new(self.fields);
+                for &i in picked {
+                    set.push_encoded(self.lines[i], self.encoded(i));
+                }
+                set
+            }
+        }
+    }
+
     /// Rows `range` as a set of their own.
     pub fn slice(&self, range: std::ops::Range<usize>) -> RowSet {
         let mut set = RowSet::new(self.fields);
@@ -314,6 +337,11 @@ mod tests {
             "the slack is not the record's"
         );
         assert_eq!(placed.value(0, 0), Value::Str("x".repeat(21).into()));
+        let picked = [2, 0];
+        let want_picked = RowSet::from_events(2, picked.iter().map(|&i| want[i]));
+        assert_eq!(placed.select(&picked), want_picked);
+        assert!(matches!(placed.select(&picked).store, Store::Placed { .. }));
+        assert_eq!(packed.select(&picked), want_picked);
         placed.warm(0..placed.len());
         placed.push(&events[2]);
         let mut more = packed.clone();

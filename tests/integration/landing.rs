@@ -78,6 +78,36 @@ fn dates_not_in_the_input_are_never_touched() {
     assert_eq!(product.dates(), ["2024-03-01", "2024-03-02"]);
 }
 
+/// A file over two dates, its keys interleaved across them and out of order: each date's
+/// file holds exactly that date's winners, in key order (the winners are split by date
+/// without being copied, then gathered for the writer).
+#[test]
+fn each_date_of_a_file_gets_its_own_winners_in_key_order() {
+    let product = Product::new("");
+    let mixed = product.input(
+        "mixed.jsonl",
+        &[
+            &event("e1", 5, "A", "2024-03-01T10:00:00Z"),
+            &event("e2", 2, "B", "2024-03-02T10:00:00Z"),
+            &event("e3", 3, "C", "2024-03-01T09:00:00Z"),
+            &event("e4", 9, "D", "2024-03-02T08:00:00Z"),
+            &event("e5", 1, "E", "2024-03-01T23:00:00Z"),
+            &event("e6", 2, "F", "2024-03-02T11:00:00Z"),
+            &event("e7", 7, "G", "2024-03-02T01:00:00Z"),
+            &event("e8", 3, "H", "2024-03-01T09:30:00Z"),
+        ],
+    );
+    assert_eq!(product.run(&mixed).code, 0);
+    assert_eq!(
+        statuses(&product.rows("2024-03-01")),
+        [(1, "E".into()), (3, "H".into()), (5, "A".into())]
+    );
+    assert_eq!(
+        statuses(&product.rows("2024-03-02")),
+        [(2, "F".into()), (7, "G".into()), (9, "D".into())]
+    );
+}
+
 #[test]
 fn a_date_deleted_by_hand_publishes_again() {
     let product = Product::new("");

@@ -69,9 +69,10 @@ fn radix_sort<T: Copy + Default>(
     items
 }
 
-/// What the copy counts of the winners on its way, while each is in cache: the keys whose
-/// best is tied (§3), and rows per `event_date` (§4). Counting them after the copy took
-/// two more passes over every winner on one core, measured at ~50 ms at 580k keys.
+/// What the placing counts of the winners on its way, while each entry is in cache: the
+/// keys whose best is tied (§3), and rows per `event_date` (§4). Counting them after the
+/// old copy took two more passes over every winner on one core, measured at ~50 ms at
+/// 580k keys.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Census {
     pub ties: u64,
