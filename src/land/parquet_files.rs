@@ -152,7 +152,7 @@ fn ranges_or_empty(len: usize, size: usize) -> Vec<Range<usize>> {
 }
 
 /// The row groups of a file of `len` rows: as few as [`ROW_GROUP_ROWS`] allows, made even
-/// from [`SPLIT_FROM_ROWS`] rows, and equal in size. The split depends on the rows alone,
+/// from [`SPLIT_FROM_ROWS`] rows, and equal in size to a row. The split depends on the rows alone,
 /// never on the machine, so the same input writes the same bytes everywhere.
 fn row_groups(len: usize) -> Vec<Range<usize>> {
     let mut groups = len.div_ceil(ROW_GROUP_ROWS).max(1);

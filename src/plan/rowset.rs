@@ -162,8 +162,9 @@ impl RowSet {
         }
     }
 
-    /// Loads the first byte of each placed record of `range`: independent loads the CPU
-    /// overlaps, ahead of reading records scattered over their blocks.
+    /// Loads the first byte of each placed record of `range`, and of its second cache line
+    /// when it has one: independent loads the CPU overlaps, ahead of reading records
+    /// scattered over their blocks. A packed set is already in order: nothing to do.
     pub fn warm(&self, range: std::ops::Range<usize>) {
         let Store::Placed { blocks, spots } = &self.store else {
             return;
@@ -241,11 +242,7 @@ impl RowSet {
 
     /// Rows `range` as a set of their own.
     pub fn slice(&self, range: std::ops::Range<usize>) -> RowSet {
-        let mut set = RowSet::new(self.fields);
-        for i in range {
-            set.push_encoded(self.lines[i], self.encoded(i));
-        }
-        set
+        self.select(&range.collect::<Vec<_>>())
     }
 }
 
