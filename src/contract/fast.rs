@@ -247,8 +247,8 @@ fn body_end(line: &[u8], start: usize, end: usize, high: u64) -> Option<(usize, 
 }
 
 /// Reads the value at `at` for a field of type `ty` into `slot`; returns the offset just
-/// past it. (Returned with the offset, the slot went through memory and stalled store
-/// forwarding: the fast path's hottest instruction, measured.)
+/// past it. (Returned with the offset, the slot would go through memory and stall store
+/// forwarding on the fast path's hottest instruction.)
 #[inline(always)]
 fn value(
     line: &[u8],

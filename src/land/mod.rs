@@ -184,7 +184,7 @@ fn read_and_tally<'c>(
     tally.reserve((size / 140) as usize);
     let schema = &config.schema;
     // Batches go back to the workers once merged: their buffers are reused, not faulted
-    // in afresh for every chunk (a measured cost).
+    // in afresh for every chunk.
     let spare: Mutex<Vec<Batch>> = Mutex::new(Vec::new());
     let classify = |lines: pipeline::Lines<'_>| {
         let mut batch = spare

@@ -100,8 +100,8 @@ pub fn write_partition(
         };
         let file = atomic::create(&path, 0o644).map_err(io)?;
         failpoint::fault(Op::Write).map_err(io)?; // stands for the writes below failing
-        // The writer copies each column chunk through an 8 KiB buffer: one write call
-        // each, ~1,400 for 580k rows, where this buffer makes them a dozen.
+        // The writer copies each column chunk through an 8 KiB buffer, a write call
+        // each; this buffer gathers them into a few large writes.
         let buffered = BufWriter::with_capacity(WRITE_BUFFER, file);
         let mut writer =
             SerializedFileWriter::new(buffered, parquet_schema.clone(), properties.clone())
@@ -253,9 +253,9 @@ fn append_in_order<W: Write + Send>(
 
 /// Where each field of each row of a block starts, found by one walk over each record
 /// before the block's columns are encoded: a column then reads its field in place, where
-/// walking each record up to it made the walks ~28 field steps a row, a third of the
-/// encoders' CPU (measured). Two bytes a field of a row; a block with a record of 64 KiB
-/// or more keeps no table and walks.
+/// walking each record up to it would cost a column's every preceding field, a row at a
+/// time. Two bytes a field of a row; a block with a record of 64 KiB or more keeps no
+/// table and walks.
 #[derive(Default)]
 struct FieldStarts {
     fields: usize,

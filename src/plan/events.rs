@@ -91,8 +91,8 @@ impl EventLog {
     pub fn new(scratch: Box<dyn Scratch>, bucket_records: usize) -> Self {
         let bucket_records = bucket_records.max(1);
         EventLog {
-            // Full room from the start: grown by doubling, each bucket was copied and
-            // faulted in eleven times over (a measured ~10 MB of copies at 2M events).
+            // Full room from the start: grown by doubling, each bucket would be copied
+            // and faulted in eleven times over.
             buckets: (0..BUCKETS)
                 .map(|_| Vec::with_capacity(bucket_records))
                 .collect(),

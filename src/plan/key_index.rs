@@ -4,12 +4,10 @@
 //!
 //! Why: ids from a sequence arrive roughly in order, so the keys in play at one time sit
 //! side by side in a dense array, a few cache lines and pages, where a hash table scatters
-//! them over every line and page of the table (the slot's load was ~14 % of the ranking
-//! thread's samples, beside ~30 % for the entry's; with the array the thread's CPU went
-//! ~440 → ~380 ms at 2M, medians of 6). The dense array needs no tag and no probe: its
-//! slot for a key is the key's own, and its slots in order are the keys in order. Keys too
-//! far apart for the array to stay small (more than [`SPREAD`] slots a key) move it to a
-//! hash table, once and for good.
+//! them over every line and page of the table (the figures are in docs/performance.md).
+//! The dense array needs no tag and no probe: its slot for a key is the key's own, and its
+//! slots in order are the keys in order. Keys too far apart for the array to stay small
+//! (more than [`SPREAD`] slots a key) move it to a hash table, once and for good.
 
 use super::batch::ShortKey;
 use super::tables::KeyTable;

@@ -23,8 +23,7 @@ enum Store {
     /// Back to back: row `i` ends at `ends[i]` and starts where the previous one ends.
     Packed { bytes: Vec<u8>, ends: Vec<usize> },
     /// Left in the blocks the tally ranked them in, row `i` at `spots[i]`: the winners
-    /// of a landing, which copying into key order cost ~70 ms and ~57 MB of fresh pages
-    /// at 580k keys (a fresh page costs ~2.5 µs to fault in on these machines).
+    /// of a landing, which a copy into key order would fault in again as fresh pages.
     Placed {
         blocks: Arc<[Vec<u8>]>,
         spots: Vec<Spot>,

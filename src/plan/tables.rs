@@ -10,7 +10,7 @@
 ///
 /// Empty slots hold all ones, not zeros, so a new table is written through at once: a
 /// zeroed allocation maps the shared zero page, and the first write to each page then
-/// faults again and flushes every core's TLB (measured: ~5 % of a run in IPIs).
+/// faults again and flushes every core's TLB.
 pub struct EventTable {
     /// `[id low, id high, fingerprint]`; an all-ones id marks an empty slot.
     slots: Vec<[u64; 3]>,

@@ -194,9 +194,9 @@ impl<'s> Tally<'s> {
 
     /// Expects about `events` events (saves growing the key table as it fills): keys are
     /// fewer, a third is a guess the table may grow past, capped so that the guess costs
-    /// at most ~47 MiB whatever the input's size. Untouched room costs address space only.
-    /// (A cap of half that made a 1 GB file of 2.32M keys grow the table, rehashing every
-    /// key into one twice the size: 40k more page faults and ~4 % more wall time.)
+    /// at most ~47 MiB whatever the input's size, and high enough that a large file does
+    /// not rehash every key into a table twice the size. Untouched room costs address
+    /// space only.
     pub fn reserve(&mut self, events: usize) {
         let keys = (events / 3).min(KEYS_RESERVED_AT_MOST);
         self.ranking.by_key = KeyIndex::new(int_keys(self.ranking.schema), keys);
@@ -285,9 +285,8 @@ impl Ranking<'_> {
 
     /// Loads, for each event of `group`, its key's slot, then its key's entry: independent
     /// loads the CPU overlaps, where `accept` would wait for each cache miss in turn (the
-    /// ranking thread's main cost, measured). The best record itself is not loaded: it is
-    /// only written, on a replace, and a store's miss does not stall (loading it too
-    /// measured ~4 % slower).
+    /// ranking thread's main cost). The best record itself is not loaded: it is only
+    /// written, on a replace, and a store's miss does not stall.
     fn warm(&self, group: &[Accepted]) {
         let mut sink = 0u64;
         for event in group {

@@ -70,9 +70,8 @@ fn radix_sort<T: Copy + Default>(
 }
 
 /// What the placing counts of the winners on its way, while each entry is in cache: the
-/// keys whose best is tied (§3), and rows per `event_date` (§4). Counting them after the
-/// old copy took two more passes over every winner on one core, measured at ~50 ms at
-/// 580k keys.
+/// keys whose best is tied (§3), and rows per `event_date` (§4), instead of two more
+/// passes over every winner on one core.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Census {
     pub ties: u64,
