@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Four readers over one published dataset (issue 6), run by tests/proof/readers.sh.
+"""Four readers over one published dataset, run by tests/proof/readers.sh.
 
 1. Generates a valid two-day input (bench/gen_events.py), lands it with the wharf CLI.
 2. Reads the publish root with hive partitioning and nothing else in DuckDB, polars,
