@@ -6,7 +6,7 @@
 //! `cargo run --example console_screenshots -- OUT_DIR [THEME]` writes `OUT_DIR/NAME.html`
 //! for each screen and prints `NAME WIDTH_PX HEIGHT_PX` lines.
 
-#[path = "../tests/console/fixture.rs"]
+#[path = "../tests/kit/fixture.rs"]
 mod fixture;
 
 use std::fmt::Write as _;

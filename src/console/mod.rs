@@ -33,7 +33,7 @@ pub mod workers;
 #[cfg(test)]
 mod escapes;
 #[cfg(test)]
-#[path = "../../tests/console/fixture.rs"]
+#[path = "../../tests/kit/fixture.rs"]
 mod fixture;
 #[cfg(test)]
 mod snapshots;

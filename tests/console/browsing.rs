@@ -16,7 +16,7 @@ fn planning_can_be_cancelled_and_keys_still_answer() {
     let big: String = (0..400_000)
         .map(|i| line.replacen("\"e\"", &format!("\"e{i}\""), 1))
         .collect();
-    fixture::write_input(p.dir.path(), "05-big.jsonl", big.as_bytes(), 10);
+    fixture::write_input(p.folder.path(), "05-big.jsonl", big.as_bytes(), 10);
     p.step_and_draw(Action::Reload);
     p.console.step(Action::Bottom);
     assert!(
@@ -113,7 +113,7 @@ fn the_plan_lists_every_date_of_a_too_many_dates_refusal() {
         .iter()
         .map(|d| format!("{{\"event_id\":\"d{d}\",\"order_id\":1{d},\"status\":\"PAID\",\"updated_at\":\"2024-04-{d}T10:00:00Z\"}}\n"))
         .collect();
-    fixture::write_input(p.dir.path(), "05-three-days.jsonl", days.as_bytes(), 9);
+    fixture::write_input(p.folder.path(), "05-three-days.jsonl", days.as_bytes(), 9);
     p.step_and_draw(Action::Reload);
     p.select("05-three-days.jsonl");
     let screen = p.step_and_draw(Action::Tick);
@@ -133,7 +133,7 @@ fn ranked_jumps_to_the_next_tie_and_filters_by_key() {
     let tie = "{\"event_id\":\"t1\",\"order_id\":7,\"status\":\"A\",\"updated_at\":\"2024-03-01T10:00:00Z\"}\n\
                {\"event_id\":\"t2\",\"order_id\":7,\"status\":\"B\",\"updated_at\":\"2024-03-01T11:00:00+01:00\"}\n\
                {\"event_id\":\"o1\",\"order_id\":3,\"status\":\"C\",\"updated_at\":\"2024-03-01T09:00:00Z\"}\n";
-    fixture::write_input(p.dir.path(), "06-tie.jsonl", tie.as_bytes(), 9);
+    fixture::write_input(p.folder.path(), "06-tie.jsonl", tie.as_bytes(), 9);
     p.step_and_draw(Action::Reload);
     p.select("06-tie.jsonl");
     p.steps([Action::NextPane, Action::NextPane, Action::NextPane]);

@@ -1,5 +1,5 @@
-//! The harness: a copy of the samples with a console over it, driven by actions or keys,
-//! drawn after each step.
+//! The harness: the kit's [`kit::Product`] holding a copy of the samples, with a console
+//! over it, driven by actions or keys, drawn after each step.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,24 +12,27 @@ use wharf::console::app::{Badge, Dialog, Finished};
 use wharf::console::{Action, Console, Event, theme};
 use wharf::land::RunStatus;
 
-use crate::fixture;
+use crate::kit;
 
+/// A console over a product's folder.
 pub struct Product {
-    pub dir: tempfile::TempDir,
+    pub folder: kit::Product,
     pub console: Console,
 }
 
 impl Product {
+    /// A console over a copy of the samples, nothing landed yet.
     pub fn samples() -> Product {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let config = Config::load(&fixture::copy_samples(dir.path())).expect("config");
+        let folder = kit::Product::samples();
+        let config = Config::load(&folder.config).expect("config");
         let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
         settle(&mut console);
-        Product { dir, console }
+        Product { folder, console }
     }
 
+    /// `rel` inside the product's folder.
     pub fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        self.folder.path().join(rel)
     }
 
     /// Applies `action`, waits for the work it started, draws; returns the screen.
@@ -89,11 +92,11 @@ impl Product {
     }
 
     pub fn lake(&self) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-        fixture::tree(&self.path("lake/orders"))
+        kit::tree(&self.folder.publish)
     }
 
     pub fn checkpoint(&self, input: &str) -> PathBuf {
-        self.path(&format!("state/orders/checkpoints/{input}.json"))
+        self.folder.state.join(format!("checkpoints/{input}.json"))
     }
 
     /// Lands the selected input through `r`, `y`.

@@ -185,7 +185,7 @@ fn late_fix_selected() -> Product {
     let mut p = Product::samples();
     p.land_selected();
     fixture::write_input(
-        p.dir.path(),
+        p.folder.path(),
         "04-late-fix.jsonl",
         fixture::LATE_FIX.as_bytes(),
         9,

@@ -3,7 +3,12 @@
 //! confirm with `y`, cancel with `n` / `Esc`, a refusal, the typed `shrink`, a restore,
 //! cancelling a plan, and the inbox watcher picking up a renamed file.
 
+#[path = "../kit/mod.rs"]
+mod kit;
+
 mod browsing;
-mod fixture;
 mod harness;
 mod landing;
+
+// The samples fixture, as `crate::fixture` (the name the crate's own snapshot tests use).
+use kit::fixture;

@@ -2,7 +2,7 @@
 //! the quarantine record names the reason and field, the good line is the only row
 //! published, and a breach publishes nothing.
 
-use crate::support::{Product, event};
+use crate::kit::{Product, event};
 
 const GOOD: &str =
     r#"{"event_id":"g1","order_id":1,"status":"PAID","updated_at":"2024-03-01T10:00:00Z"}"#;
@@ -10,12 +10,12 @@ const GOOD: &str =
 /// Lands GOOD then `line`; asserts `line` 2 is rejected with `reason` on `field` and only
 /// order 1 is published.
 fn assert_rejected(line: &[u8], reason: &str, field: Option<&str>) {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let mut bytes = format!("{GOOD}\n").into_bytes();
     bytes.extend_from_slice(line);
     bytes.push(b'\n');
     let input = product.input_bytes("in.jsonl", &bytes);
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
     let out = ran.json();
     assert_eq!(out["action"], "published");
@@ -35,7 +35,7 @@ fn assert_rejected(line: &[u8], reason: &str, field: Option<&str>) {
 /// is published.
 fn assert_breach(product: &Product, line: &str, reason: &str, field: &str) {
     let input = product.input("breach.jsonl", &[GOOD, line]);
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 3, "{}{}", ran.stdout, ran.stderr);
     let out = ran.json();
     assert_eq!(
@@ -55,10 +55,10 @@ fn assert_breach(product: &Product, line: &str, reason: &str, field: &str) {
 
 #[test]
 fn line_too_long() {
-    let product = Product::new("max_line_bytes = 120");
+    let product = Product::with_settings("max_line_bytes = 120");
     let long = event("e2", 2, &"X".repeat(200), "2024-03-01T10:00:00Z");
     let input = product.input("in.jsonl", &[GOOD, &long]);
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["counts"]["by_reason"]["line_too_long"], 1);
     assert_eq!(product.rows("2024-03-01").len(), 1);
 }
@@ -96,24 +96,24 @@ fn not_an_object() {
 
 #[test]
 fn prohibited_field_is_a_breach_even_when_null() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let line = r#"{"event_id":"e2","order_id":2,"status":"P","updated_at":"2024-03-01T10:00:00Z","payment_token":null}"#;
     assert_breach(&product, line, "prohibited_field", "payment_token");
 }
 
 #[test]
 fn unknown_field_is_a_breach() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let line = r#"{"event_id":"e2","order_id":2,"status":"P","updated_at":"2024-03-01T10:00:00Z","colour":"red"}"#;
     assert_breach(&product, line, "unknown_field", "colour");
 }
 
 #[test]
 fn unknown_field_is_a_reject_when_configured() {
-    let product = Product::new("");
-    let config = std::fs::read_to_string(product.config()).unwrap();
+    let product = Product::with_settings("");
+    let config = std::fs::read_to_string(&product.config).unwrap();
     std::fs::write(
-        product.config(),
+        &product.config,
         config.replace(
             r#"unknown_fields = "breach""#,
             r#"unknown_fields = "reject""#,
@@ -122,7 +122,7 @@ fn unknown_field_is_a_reject_when_configured() {
     .unwrap();
     let line = r#"{"event_id":"e2","order_id":2,"status":"P","updated_at":"2024-03-01T10:00:00Z","colour":"red"}"#;
     let input = product.input("in.jsonl", &[GOOD, line]);
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["action"], "published");
     assert_eq!(out["counts"]["by_reason"]["unknown_field"], 1);
     assert_eq!(out["counts"]["rejected"], 1);
@@ -207,13 +207,13 @@ fn bad_timestamp() {
 
 #[test]
 fn accepted_with_bom_crlf_and_blank_lines() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let text = format!(
         "\u{feff}{GOOD}\r\n   \r\n\t\n{}\r\n",
         event("e2", 2, "PAID", "2024-03-01T11:00:00Z")
     );
     let input = product.input_bytes("in.jsonl", text.as_bytes());
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["counts"]["lines"], 4);
     assert_eq!(out["counts"]["blank"], 2);
     assert_eq!(out["counts"]["accepted"], 2);
@@ -223,7 +223,7 @@ fn accepted_with_bom_crlf_and_blank_lines() {
 
 #[test]
 fn a_plan_classifies_every_line_even_after_a_breach() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -232,14 +232,14 @@ fn a_plan_classifies_every_line_even_after_a_breach() {
             r#"{"event_id":"e3","order_id":3,"status":"P","updated_at":"2024-03-01T10:00:00Z","name":"x"}"#,
         ],
     );
-    let ran = product.plan(&input);
+    let ran = product.plan_json(&input);
     assert_eq!(ran.code, 3);
     let out = ran.json();
     assert_eq!(out["counts"]["by_reason"]["prohibited_field"], 2);
     assert_eq!(out["counts"]["by_reason"]["malformed_json"], 1);
     assert_eq!(out["counts"]["rejected"], 1, "breaches are not rejects");
     assert!(
-        !product.path("quarantine").exists(),
+        !product.path().join("quarantine").exists(),
         "plan wrote quarantine"
     );
 }

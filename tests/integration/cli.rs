@@ -1,14 +1,17 @@
 //! Bad invocations get a message naming the path and the fix, and the §8 exit code.
 
-use crate::support::{Product, event, wharf};
+use crate::kit::{Product, event, wharf};
 
 #[test]
 fn missing_directory_and_empty_inputs_are_usage_errors() {
-    let product = Product::new("");
-    let missing = product.path("inbox/nope.jsonl");
+    let product = Product::with_settings("");
+    let missing = product.path().join("inbox/nope.jsonl");
     for (path, words) in [
         (missing.to_str().unwrap(), "no such file"),
-        (product.path("inbox").to_str().unwrap(), "is a directory"),
+        (
+            product.path().join("inbox").to_str().unwrap(),
+            "is a directory",
+        ),
         ("", "INPUT"),
     ] {
         let ran = product.wharf(&["plan", path]);
@@ -41,7 +44,7 @@ fn unknown_flags_are_usage_errors() {
 
 #[test]
 fn errors_in_json_mode_are_json_too() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let ran = product.wharf(&["plan", "nope.jsonl", "--json"]);
     assert_eq!(ran.code, 2);
     assert_eq!(ran.json()["exit_code"], 2);
@@ -49,7 +52,7 @@ fn errors_in_json_mode_are_json_too() {
 
 #[test]
 fn the_human_report_is_inert_to_escape_sequences() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "evil\u{1b}]52;c;aGk=\u{7}.jsonl",
         &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")],
@@ -65,9 +68,9 @@ fn the_human_report_is_inert_to_escape_sequences() {
 
 #[test]
 fn plan_json_has_the_contract_fields() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input("in.jsonl", &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
-    let plan = product.plan(&input).json();
+    let plan = product.plan_json(&input).json();
     for field in [
         "action",
         "reason",
@@ -96,11 +99,11 @@ fn plan_json_has_the_contract_fields() {
 
 #[test]
 fn run_refuses_temporary_names_and_symlinks_but_plan_reads_them() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let line = event("e1", 1, "A", "2024-03-01T10:00:00Z");
     let partial = product.input("x.jsonl.part", &[&line]);
     let real = product.input("real.jsonl", &[&line]);
-    let link = product.path("inbox/link.jsonl");
+    let link = product.path().join("inbox/link.jsonl");
     std::os::unix::fs::symlink(&real, &link).unwrap();
     for path in [&partial, &link] {
         let ran = product.wharf(&["run", path.to_str().unwrap()]);
@@ -111,9 +114,9 @@ fn run_refuses_temporary_names_and_symlinks_but_plan_reads_them() {
             ran.stderr
         );
     }
-    assert!(!product.path("lake").exists() && !product.path("state").exists());
+    assert!(!product.path().join("lake").exists() && !product.path().join("state").exists());
     assert_eq!(
-        product.plan(&partial).code,
+        product.plan_json(&partial).code,
         0,
         "planning a file still being written is harmless"
     );

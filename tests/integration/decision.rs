@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::support::{Product, event};
+use crate::kit::{Product, event};
 
 fn day(n: usize, date: &str, prefix: &str) -> Vec<String> {
     (0..n)
@@ -23,34 +23,34 @@ fn refs(lines: &[String]) -> Vec<&str> {
 
 #[test]
 fn step1_an_invalid_config_touches_nothing() {
-    let product = Product::new("max_dates = 0");
+    let product = Product::with_settings("max_dates = 0");
     let input = product.input("in.jsonl", &[&event("e1", 1, "P", "2024-03-01T10:00:00Z")]);
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 2);
     assert!(
         ran.stderr.contains("max_dates = 0 must be at least 1"),
         "{}",
         ran.stderr
     );
-    assert!(!product.path("lake").exists() && !product.path("state").exists());
-    assert!(!product.path("quarantine").exists());
+    assert!(!product.path().join("lake").exists() && !product.path().join("state").exists());
+    assert!(!product.path().join("quarantine").exists());
 }
 
 #[test]
 fn step2_a_held_lock_is_busy_and_touches_nothing() {
-    let product = Product::new("");
-    fs::create_dir_all(product.state()).unwrap();
-    let lock = fs::File::create(product.state().join(".lock")).unwrap();
+    let product = Product::with_settings("");
+    fs::create_dir_all(&product.state).unwrap();
+    let lock = fs::File::create(product.state.join(".lock")).unwrap();
     lock.try_lock().unwrap();
     let input = product.input("in.jsonl", &[&event("e1", 1, "P", "2024-03-01T10:00:00Z")]);
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 4, "{}", ran.stderr);
     assert_eq!(ran.json()["action"], "busy");
-    assert!(!product.path("lake").exists() && !product.path("quarantine").exists());
-    assert!(!product.state().join("runs.jsonl").exists());
+    assert!(!product.path().join("lake").exists() && !product.path().join("quarantine").exists());
+    assert!(!product.state.join("runs.jsonl").exists());
     drop(lock);
     assert_eq!(
-        product.run(&input).code,
+        product.run_json(&input).code,
         0,
         "the lock is released with its holder"
     );
@@ -58,17 +58,17 @@ fn step2_a_held_lock_is_busy_and_touches_nothing() {
 
 #[test]
 fn step3_a_corrupt_checkpoint_is_an_error_that_touches_nothing() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input("in.jsonl", &[&event("e1", 1, "P", "2024-03-01T10:00:00Z")]);
-    assert_eq!(product.run(&input).code, 0);
-    let checkpoint = product.state().join("checkpoints/in.jsonl.json");
+    assert_eq!(product.run_json(&input).code, 0);
+    let checkpoint = product.state.join("checkpoints/in.jsonl.json");
     fs::write(&checkpoint, "{\"product\": \"orders\", trunc").unwrap();
     let before = (
-        product.snapshot("lake"),
-        product.snapshot("state"),
-        product.snapshot("quarantine"),
+        product.tree("lake"),
+        product.tree("state"),
+        product.tree("quarantine"),
     );
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 1);
     assert!(
         ran.stderr.contains("corrupt") && ran.stderr.contains("in.jsonl.json"),
@@ -78,31 +78,31 @@ fn step3_a_corrupt_checkpoint_is_an_error_that_touches_nothing() {
     assert_eq!(
         before,
         (
-            product.snapshot("lake"),
-            product.snapshot("state"),
-            product.snapshot("quarantine")
+            product.tree("lake"),
+            product.tree("state"),
+            product.tree("quarantine")
         )
     );
 }
 
 #[test]
 fn step4_the_same_bytes_again_skip_and_write_only_the_run_log() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input("in.jsonl", &[&event("e1", 1, "P", "2024-03-01T10:00:00Z")]);
-    assert_eq!(product.run(&input).code, 0);
-    let lake = product.snapshot("lake");
-    let quarantine = product.snapshot("quarantine");
-    let mut state = product.snapshot("state");
-    let plan = product.plan(&input).json();
+    assert_eq!(product.run_json(&input).code, 0);
+    let lake = product.tree("lake");
+    let quarantine = product.tree("quarantine");
+    let mut state = product.tree("state");
+    let plan = product.plan_json(&input).json();
     assert_eq!(plan["action"], "skip");
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(
         (ran.code, ran.json()["action"].as_str()),
         (0, Some("skipped"))
     );
-    assert_eq!(product.snapshot("lake"), lake);
-    assert_eq!(product.snapshot("quarantine"), quarantine);
-    let mut after = product.snapshot("state");
+    assert_eq!(product.tree("lake"), lake);
+    assert_eq!(product.tree("quarantine"), quarantine);
+    let mut after = product.tree("state");
     let log = std::path::PathBuf::from("orders/runs.jsonl");
     let (old_log, new_log) = (state.remove(&log).unwrap(), after.remove(&log).unwrap());
     assert_eq!(state, after, "only the run log changes on a skip");
@@ -114,7 +114,7 @@ fn step4_the_same_bytes_again_skip_and_write_only_the_run_log() {
 
 #[test]
 fn step5_the_earliest_breach_names_the_refusal() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -123,7 +123,7 @@ fn step5_the_earliest_breach_names_the_refusal() {
             r#"{"event_id":"e3","order_id":3,"status":"P","updated_at":"2024-03-01T10:00:00Z","email":"x"}"#,
         ],
     );
-    let ran = product.plan(&input);
+    let ran = product.plan_json(&input);
     assert_eq!(ran.code, 3);
     let out = ran.json();
     assert_eq!(out["reason"], "conflict");
@@ -132,27 +132,27 @@ fn step5_the_earliest_breach_names_the_refusal() {
 
 #[test]
 fn step6_exactly_the_reject_cap_publishes_one_more_refuses() {
-    let product = Product::new("max_rejected_lines = 2");
+    let product = Product::with_settings("max_rejected_lines = 2");
     let good = event("e1", 1, "P", "2024-03-01T10:00:00Z");
     let at_cap = product.input("cap.jsonl", &[&good, "x", "y"]);
-    assert_eq!(product.run(&at_cap).code, 0);
+    assert_eq!(product.run_json(&at_cap).code, 0);
     assert_eq!(product.rows("2024-03-01").len(), 1);
-    let lake = product.snapshot("lake");
+    let lake = product.tree("lake");
     let over = product.input(
         "over.jsonl",
         &[&event("e2", 2, "P", "2024-03-01T10:00:00Z"), "x", "y", "z"],
     );
-    let ran = product.run(&over);
+    let ran = product.run_json(&over);
     assert_eq!(
         (ran.code, ran.json()["reason"].as_str()),
         (3, Some("reject_cap"))
     );
-    assert_eq!(product.snapshot("lake"), lake);
+    assert_eq!(product.tree("lake"), lake);
 }
 
 #[test]
 fn step7_too_many_dates_refuses_and_lists_each() {
-    let product = Product::new("max_dates = 2");
+    let product = Product::with_settings("max_dates = 2");
     let input = product.input(
         "in.jsonl",
         &[
@@ -161,7 +161,7 @@ fn step7_too_many_dates_refuses_and_lists_each() {
             &event("e3", 3, "P", "2024-03-03T10:00:00Z"),
         ],
     );
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 3);
     let out = ran.json();
     assert_eq!(out["reason"], "too_many_dates");
@@ -175,7 +175,8 @@ fn step7_too_many_dates_refuses_and_lists_each() {
     assert!(product.dates().is_empty());
     assert!(
         product
-            .path("quarantine/orders")
+            .path()
+            .join("quarantine/orders")
             .join(out["input_sha256"].as_str().unwrap())
             .join("summary.json")
             .exists()
@@ -184,9 +185,9 @@ fn step7_too_many_dates_refuses_and_lists_each() {
 
 #[test]
 fn step8_an_all_blank_file_refuses_empty_input() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input_bytes("blank.jsonl", b"\n   \n\t\r\n");
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(
         (ran.code, ran.json()["reason"].as_str()),
         (3, Some("empty_input"))
@@ -197,9 +198,9 @@ fn step8_an_all_blank_file_refuses_empty_input() {
 
 #[test]
 fn step8_publish_empty_publishes_nothing_and_checkpoints() {
-    let product = Product::new("publish_empty = true");
+    let product = Product::with_settings("publish_empty = true");
     let input = product.input_bytes("blank.jsonl", b"\n");
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(
         (ran.code, ran.json()["action"].as_str()),
         (0, Some("published"))
@@ -209,20 +210,20 @@ fn step8_publish_empty_publishes_nothing_and_checkpoints() {
         product.checkpoint("blank.jsonl").unwrap()["event_dates"],
         serde_json::json!([])
     );
-    assert_eq!(product.run(&input).json()["action"], "skipped");
+    assert_eq!(product.run_json(&input).json()["action"], "skipped");
 }
 
 #[test]
 fn step9_a_fragment_refuses_shrink_unless_allowed() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let full = product.input("full.jsonl", &refs(&day(3, "2024-03-01", "a")));
-    assert_eq!(product.run(&full).code, 0);
-    let lake = product.snapshot("lake");
+    assert_eq!(product.run_json(&full).code, 0);
+    let lake = product.tree("lake");
     let fragment = product.input(
         "fragment.jsonl",
         &[&event("f1", 1, "REFUNDED", "2024-03-01T12:00:00Z")],
     );
-    let ran = product.run(&fragment);
+    let ran = product.run_json(&fragment);
     assert_eq!(ran.code, 3);
     let out = ran.json();
     assert_eq!(out["reason"], "shrink");
@@ -232,7 +233,7 @@ fn step9_a_fragment_refuses_shrink_unless_allowed() {
     );
     assert_eq!(out["dates"][0]["rows_before"], 3);
     assert_eq!(out["dates"][0]["owner_before"], "full.jsonl");
-    assert_eq!(product.snapshot("lake"), lake);
+    assert_eq!(product.tree("lake"), lake);
     assert!(product.checkpoint("fragment.jsonl").is_none());
 
     let allowed = product.wharf(&[
@@ -250,16 +251,16 @@ fn step9_a_fragment_refuses_shrink_unless_allowed() {
 
 #[test]
 fn step9_losing_exactly_max_shrink_is_allowed() {
-    let product = Product::new("max_shrink = 0.5");
+    let product = Product::with_settings("max_shrink = 0.5");
     assert_eq!(
         product
-            .run(&product.input("full.jsonl", &refs(&day(4, "2024-03-01", "a"))))
+            .run_json(&product.input("full.jsonl", &refs(&day(4, "2024-03-01", "a"))))
             .code,
         0
     );
     let half = product.input("half.jsonl", &refs(&day(2, "2024-03-01", "b")));
     assert_eq!(
-        product.run(&half).code,
+        product.run_json(&half).code,
         0,
         "losing exactly half is not more than max_shrink"
     );
@@ -267,15 +268,15 @@ fn step9_losing_exactly_max_shrink_is_allowed() {
 
 #[test]
 fn step10_publish_reports_rows_before_and_owner() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     assert_eq!(
         product
-            .run(&product.input("a.jsonl", &refs(&day(2, "2024-03-01", "a"))))
+            .run_json(&product.input("a.jsonl", &refs(&day(2, "2024-03-01", "a"))))
             .code,
         0
     );
     let b = product.input("b.jsonl", &refs(&day(2, "2024-03-01", "b")));
-    let plan = product.plan(&b).json();
+    let plan = product.plan_json(&b).json();
     assert_eq!(plan["action"], "publish");
     assert_eq!(
         plan["dates"][0],

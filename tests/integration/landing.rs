@@ -3,11 +3,11 @@
 
 use std::fs;
 
-use crate::support::{Product, event, event_seq, statuses};
+use crate::kit::{Product, event, event_seq, statuses};
 
 #[test]
 fn a_refusal_leaves_the_published_day_and_checkpoint_byte_for_byte() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let good = product.input(
         "good.jsonl",
         &[
@@ -15,33 +15,33 @@ fn a_refusal_leaves_the_published_day_and_checkpoint_byte_for_byte() {
             &event("e2", 2, "PAID", "2024-03-01T11:00:00Z"),
         ],
     );
-    assert_eq!(product.run(&good).code, 0);
+    assert_eq!(product.run_json(&good).code, 0);
     let (lake, checkpoints) = (
-        product.snapshot("lake"),
-        product.snapshot("state/orders/checkpoints"),
+        product.tree("lake"),
+        product.tree("state/orders/checkpoints"),
     );
-    let manifest = fs::read(product.state().join("partitions.json")).unwrap();
+    let manifest = fs::read(product.state.join("partitions.json")).unwrap();
     let leaky = product.input(
         "leaky.jsonl",
         &[r#"{"event_id":"e3","order_id":1,"status":"REFUNDED","updated_at":"2024-03-01T12:00:00Z","email":"zq-secret@example.com"}"#],
     );
-    let ran = product.run(&leaky);
+    let ran = product.run_json(&leaky);
     assert_eq!(ran.code, 3);
-    assert_eq!(product.snapshot("lake"), lake);
-    assert_eq!(product.snapshot("state/orders/checkpoints"), checkpoints);
+    assert_eq!(product.tree("lake"), lake);
+    assert_eq!(product.tree("state/orders/checkpoints"), checkpoints);
     assert_eq!(
-        fs::read(product.state().join("partitions.json")).unwrap(),
+        fs::read(product.state.join("partitions.json")).unwrap(),
         manifest
     );
     let sha = ran.json()["input_sha256"].as_str().unwrap().to_owned();
-    let folder = product.path("quarantine/orders").join(&sha);
+    let folder = product.path().join("quarantine/orders").join(&sha);
     let rejects = fs::read_to_string(folder.join("rejects.jsonl")).unwrap();
     let summary = fs::read_to_string(folder.join("summary.json")).unwrap();
     assert!(rejects.contains("\"prohibited_field\"") && rejects.contains("\"email\""));
     for text in [
         &rejects,
         &summary,
-        &fs::read_to_string(product.state().join("runs.jsonl")).unwrap(),
+        &fs::read_to_string(product.state.join("runs.jsonl")).unwrap(),
     ] {
         assert!(
             !text.contains("zq-secret") && !text.contains("REFUNDED"),
@@ -58,7 +58,7 @@ fn a_refusal_leaves_the_published_day_and_checkpoint_byte_for_byte() {
 
 #[test]
 fn dates_not_in_the_input_are_never_touched() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let both = product.input(
         "both.jsonl",
         &[
@@ -66,12 +66,12 @@ fn dates_not_in_the_input_are_never_touched() {
             &event("e2", 2, "A", "2024-03-02T10:00:00Z"),
         ],
     );
-    assert_eq!(product.run(&both).code, 0);
-    let second_day = product.snapshot("lake/orders/event_date=2024-03-02");
+    assert_eq!(product.run_json(&both).code, 0);
+    let second_day = product.tree("lake/orders/event_date=2024-03-02");
     let one = product.input("one.jsonl", &[&event("e3", 1, "B", "2024-03-01T11:00:00Z")]);
-    assert_eq!(product.run(&one).code, 0);
+    assert_eq!(product.run_json(&one).code, 0);
     assert_eq!(
-        product.snapshot("lake/orders/event_date=2024-03-02"),
+        product.tree("lake/orders/event_date=2024-03-02"),
         second_day
     );
     assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "B".into())]);
@@ -83,7 +83,7 @@ fn dates_not_in_the_input_are_never_touched() {
 /// without being copied, then gathered for the writer).
 #[test]
 fn each_date_of_a_file_gets_its_own_winners_in_key_order() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let mixed = product.input(
         "mixed.jsonl",
         &[
@@ -97,7 +97,7 @@ fn each_date_of_a_file_gets_its_own_winners_in_key_order() {
             &event("e8", 3, "H", "2024-03-01T09:30:00Z"),
         ],
     );
-    assert_eq!(product.run(&mixed).code, 0);
+    assert_eq!(product.run_json(&mixed).code, 0);
     assert_eq!(
         statuses(&product.rows("2024-03-01")),
         [(1, "E".into()), (3, "H".into()), (5, "A".into())]
@@ -110,18 +110,18 @@ fn each_date_of_a_file_gets_its_own_winners_in_key_order() {
 
 #[test]
 fn a_date_deleted_by_hand_publishes_again() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input("in.jsonl", &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
-    assert_eq!(product.run(&input).code, 0);
-    fs::remove_dir_all(product.lake().join("event_date=2024-03-01")).unwrap();
-    let ran = product.run(&input);
+    assert_eq!(product.run_json(&input).code, 0);
+    fs::remove_dir_all(product.publish.join("event_date=2024-03-01")).unwrap();
+    let ran = product.run_json(&input);
     assert_eq!(ran.json()["action"], "published");
     assert_eq!(product.rows("2024-03-01").len(), 1);
 }
 
 #[test]
 fn a_date_re_owned_by_another_input_publishes_again() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let first = product.input(
         "first.jsonl",
         &[&event("e1", 1, "FIRST", "2024-03-01T10:00:00Z")],
@@ -130,23 +130,23 @@ fn a_date_re_owned_by_another_input_publishes_again() {
         "second.jsonl",
         &[&event("e2", 1, "SECOND", "2024-03-01T11:00:00Z")],
     );
-    assert_eq!(product.run(&first).code, 0);
-    assert_eq!(product.run(&second).code, 0);
-    assert_eq!(product.plan(&first).json()["action"], "publish");
-    assert_eq!(product.run(&first).json()["action"], "published");
+    assert_eq!(product.run_json(&first).code, 0);
+    assert_eq!(product.run_json(&second).code, 0);
+    assert_eq!(product.plan_json(&first).json()["action"], "publish");
+    assert_eq!(product.run_json(&first).json()["action"], "published");
     assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "FIRST".into())]);
-    assert_eq!(product.run(&first).json()["action"], "skipped");
+    assert_eq!(product.run_json(&first).json()["action"], "skipped");
 }
 
 #[test]
 fn manifest_and_checkpoint_describe_the_publish() {
-    let product = Product::new("files_per_date = 2");
+    let product = Product::with_settings("files_per_date = 2");
     let lines: Vec<String> = (0..5)
         .map(|i| event(&format!("e{i}"), i, "A", "2024-03-01T10:00:00Z"))
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let input = product.input("in.jsonl", &refs);
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     let checkpoint = product.checkpoint("in.jsonl").unwrap();
     for field in [
         "product",
@@ -166,8 +166,7 @@ fn manifest_and_checkpoint_describe_the_publish() {
     assert_eq!(checkpoint["input_sha256"], out["input_sha256"]);
     assert_eq!(checkpoint["event_dates"], serde_json::json!(["2024-03-01"]));
     let manifest: serde_json::Value =
-        serde_json::from_slice(&fs::read(product.state().join("partitions.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&fs::read(product.state.join("partitions.json")).unwrap()).unwrap();
     let entry = &manifest["dates"]["2024-03-01"];
     assert_eq!(
         (
@@ -177,16 +176,16 @@ fn manifest_and_checkpoint_describe_the_publish() {
         ),
         (Some("in.jsonl"), Some(5), Some(2))
     );
-    let files = product.snapshot("lake/orders/event_date=2024-03-01");
+    let files = product.tree("lake/orders/event_date=2024-03-01");
     assert_eq!(files.len(), 2);
     let rows = product.rows("2024-03-01");
     let keys: Vec<&str> = rows.iter().map(|r| r["order_id"].as_str()).collect();
     assert_eq!(keys, ["0", "1", "2", "3", "4"], "split evenly in key order");
     assert!(
-        !product.path("lake/.orders.wharf-staging").exists(),
+        !product.path().join("lake/.orders.wharf-staging").exists(),
         "staging is cleaned up"
     );
-    let log = fs::read_to_string(product.state().join("runs.jsonl")).unwrap();
+    let log = fs::read_to_string(product.state.join("runs.jsonl")).unwrap();
     let record: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
     assert_eq!(
         (record["action"].as_str(), record["swaps"][0].as_str()),
@@ -196,18 +195,18 @@ fn manifest_and_checkpoint_describe_the_publish() {
 
 #[test]
 fn replacing_a_date_exchanges_it_and_keeps_generations_in_the_trash() {
-    let product = Product::new("keep_generations = 2");
+    let product = Product::with_settings("keep_generations = 2");
     for (i, status) in ["V1", "V2", "V3", "V4"].iter().enumerate() {
         let input = product.input(
             &format!("v{i}.jsonl"),
             &[&event(&format!("e{i}"), 1, status, "2024-03-01T10:00:00Z")],
         );
-        assert_eq!(product.run(&input).code, 0);
+        assert_eq!(product.run_json(&input).code, 0);
     }
-    let trash = product.state().join("trash/event_date=2024-03-01");
+    let trash = product.state.join("trash/event_date=2024-03-01");
     let generations: Vec<_> = fs::read_dir(&trash).unwrap().collect();
     assert_eq!(generations.len(), 2, "keep_generations");
-    let log = fs::read_to_string(product.state().join("runs.jsonl")).unwrap();
+    let log = fs::read_to_string(product.state.join("runs.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
     assert!(matches!(
         last["swaps"][0].as_str(),
@@ -217,7 +216,7 @@ fn replacing_a_date_exchanges_it_and_keeps_generations_in_the_trash() {
 
 #[test]
 fn restore_brings_back_the_exact_previous_bytes_and_ownership() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let first = product.input(
         "first.jsonl",
         &[
@@ -225,8 +224,8 @@ fn restore_brings_back_the_exact_previous_bytes_and_ownership() {
             &event("e2", 2, "FIRST", "2024-03-01T10:00:00Z"),
         ],
     );
-    assert_eq!(product.run(&first).code, 0);
-    let first_bytes = product.snapshot("lake");
+    assert_eq!(product.run_json(&first).code, 0);
+    let first_bytes = product.tree("lake");
     let second = product.input(
         "second.jsonl",
         &[
@@ -234,8 +233,8 @@ fn restore_brings_back_the_exact_previous_bytes_and_ownership() {
             &event("e4", 2, "SECOND", "2024-03-01T11:00:00Z"),
         ],
     );
-    assert_eq!(product.run(&second).code, 0);
-    assert_ne!(product.snapshot("lake"), first_bytes);
+    assert_eq!(product.run_json(&second).code, 0);
+    assert_ne!(product.tree("lake"), first_bytes);
 
     let unconfirmed = product.wharf(&["restore", "2024-03-01"]);
     assert_eq!(unconfirmed.code, 2);
@@ -243,16 +242,16 @@ fn restore_brings_back_the_exact_previous_bytes_and_ownership() {
     let ran = product.wharf(&["restore", "2024-03-01", "--yes", "--json"]);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(ran.json()["owner"], "first.jsonl");
-    assert_eq!(product.snapshot("lake"), first_bytes);
+    assert_eq!(product.tree("lake"), first_bytes);
     // The manifest names the restored owner: first skips, second publishes again.
-    assert_eq!(product.run(&first).json()["action"], "skipped");
-    assert_eq!(product.run(&second).json()["action"], "published");
+    assert_eq!(product.run_json(&first).json()["action"], "skipped");
+    assert_eq!(product.run_json(&second).json()["action"], "published");
     assert_eq!(statuses(&product.rows("2024-03-01"))[0].1, "SECOND");
 }
 
 #[test]
 fn restore_without_a_generation_says_so() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let ran = product.wharf(&["restore", "2024-03-01", "--yes"]);
     assert_eq!(ran.code, 2);
     assert!(
@@ -264,13 +263,13 @@ fn restore_without_a_generation_says_so() {
 
 #[test]
 fn run_without_input_lands_the_inbox_oldest_first_past_a_refusal() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let a = product.input("a.jsonl", &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
     let bad = product.input("b.jsonl", &[r#"{"event_id":"e2","order_id":2,"status":"B","updated_at":"2024-03-02T10:00:00Z","name":"x"}"#]);
     let c = product.input("c.jsonl", &[&event("e3", 3, "C", "2024-03-03T10:00:00Z")]);
     product.input_bytes(".hidden.jsonl", b"junk\n");
     product.input_bytes("d.jsonl.part", b"junk\n");
-    std::os::unix::fs::symlink("/etc/hostname", product.path("inbox/link.jsonl")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", product.path().join("inbox/link.jsonl")).unwrap();
     for (path, age) in [(&c, 10), (&bad, 20), (&a, 30)] {
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
         fs::File::options()
@@ -306,12 +305,12 @@ fn run_without_input_lands_the_inbox_oldest_first_past_a_refusal() {
 
 #[test]
 fn status_history_and_quarantine_report_from_the_files() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[&event("e1", 1, "A", "2024-03-01T10:00:00Z"), "oops"],
     );
-    let sha = product.run(&input).json()["input_sha256"]
+    let sha = product.run_json(&input).json()["input_sha256"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -355,12 +354,12 @@ fn the_same_input_lands_as_the_same_bytes() {
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let landed: Vec<_> = (0..2)
         .map(|_| {
-            let product = Product::new("files_per_date = 2");
+            let product = Product::with_settings("files_per_date = 2");
             let input = product.input("burst.jsonl", &lines);
-            let ran = product.run(&input);
+            let ran = product.run_json(&input);
             assert_eq!(ran.code, 0, "{}", ran.stderr);
             assert_eq!(ran.json()["counts"]["retries"], 24_000 / 7 + 1);
-            product.snapshot("lake/orders")
+            product.tree("lake/orders")
         })
         .collect();
     assert_eq!(landed[0].len(), 4, "two dates of two files each");
@@ -372,12 +371,12 @@ fn the_same_input_lands_as_the_same_bytes() {
 fn a_run_log_written_before_stale_existed_still_reads() {
     // The first merge-mode release added `stale` to the counts; a line written before
     // it must stay history, not become a corrupt run log.
-    let product = Product::new("");
-    fs::create_dir_all(product.state()).unwrap();
+    let product = Product::with_settings("");
+    fs::create_dir_all(&product.state).unwrap();
     let old = r#"{"time":"2026-11-29T10:18:42.282957Z","product":"orders","input_name":"old.jsonl","input_sha256":"81bff791818e96293dbe1e918bad4da236eb8d1d292e7e9c78f39e0b014180de","action":"published","reason":null,"dates":["2024-03-01"],"counts":{"lines":5,"blank":0,"accepted":5,"rejected":0,"retries":0,"keys":3,"ties_by_arrival":0,"by_reason":{}},"duration_ms":6,"tool_version":"0.1.0","swaps":["rename"]}"#;
-    fs::write(product.state().join("runs.jsonl"), format!("{old}\n")).unwrap();
+    fs::write(product.state.join("runs.jsonl"), format!("{old}\n")).unwrap();
     let input = product.input("in.jsonl", &[&event("e1", 1, "A", "2024-03-02T10:00:00Z")]);
-    assert_eq!(product.run(&input).code, 0);
+    assert_eq!(product.run_json(&input).code, 0);
     let history = product.wharf(&["history", "--json"]);
     assert_eq!(history.code, 0, "{}", history.stderr);
     let names: Vec<String> = history
@@ -387,6 +386,6 @@ fn a_run_log_written_before_stale_existed_still_reads() {
         .collect();
     assert_eq!(names.len(), 2, "{}", history.stdout);
     assert!(names.iter().any(|n| n.contains("old.jsonl")), "{names:?}");
-    let log = fs::read_to_string(product.state().join("runs.jsonl")).unwrap();
+    let log = fs::read_to_string(product.state.join("runs.jsonl")).unwrap();
     assert!(log.starts_with(old), "the old line is kept as it was");
 }

@@ -5,6 +5,9 @@
 // Test helpers outside #[test] functions unwrap too.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../kit/mod.rs"]
+mod kit;
+
 mod classification;
 mod cli;
 mod decision;
@@ -12,4 +15,3 @@ mod landing;
 mod merge;
 mod ranking;
 mod readers;
-mod support;

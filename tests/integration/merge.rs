@@ -3,10 +3,10 @@
 
 use std::fs;
 
-use crate::support::{Product, event, event_seq, statuses};
+use crate::kit::{Product, event, event_seq, statuses};
 
 fn merge_product(settings: &str) -> Product {
-    Product::new(&format!("write_mode = \"merge\"\n{settings}"))
+    Product::with_settings(&format!("write_mode = \"merge\"\n{settings}"))
 }
 
 fn date_plan<'a>(out: &'a serde_json::Value, date: &str) -> &'a serde_json::Value {
@@ -29,7 +29,7 @@ fn a_micro_batch_updates_its_keys_and_keeps_the_rest_of_the_day() {
             &event("e3", 3, "PENDING", "2024-03-01T10:00:00Z"),
         ],
     );
-    assert_eq!(product.run(&first).code, 0);
+    assert_eq!(product.run_json(&first).code, 0);
     let second = product.input(
         "b2.jsonl",
         &[
@@ -37,7 +37,7 @@ fn a_micro_batch_updates_its_keys_and_keeps_the_rest_of_the_day() {
             &event("e5", 4, "PENDING", "2024-03-01T11:00:00Z"),
         ],
     );
-    let ran = product.run(&second);
+    let ran = product.run_json(&second);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     let out = ran.json();
     let day = date_plan(&out, "2024-03-01");
@@ -65,19 +65,19 @@ fn a_late_event_is_stale_and_never_moves_an_order_backwards() {
     let product = merge_product("");
     assert_eq!(
         product
-            .run(&product.input(
+            .run_json(&product.input(
                 "b1.jsonl",
                 &[&event("e1", 1, "PAID", "2024-03-01T10:15:00Z")]
             ))
             .code,
         0
     );
-    let lake = product.snapshot("lake");
+    let lake = product.tree("lake");
     let late = product.input(
         "b2.jsonl",
         &[&event("e0", 1, "PENDING", "2024-03-01T10:00:00Z")],
     );
-    let out = product.run(&late).json();
+    let out = product.run_json(&late).json();
     assert_eq!(out["action"], "published");
     assert_eq!(out["counts"]["stale"], 1);
     assert_eq!(
@@ -85,8 +85,8 @@ fn a_late_event_is_stale_and_never_moves_an_order_backwards() {
         0,
         "a stale batch rewrites no date"
     );
-    assert_eq!(product.snapshot("lake"), lake, "no partition file changes");
-    assert_eq!(product.run(&late).json()["action"], "skipped");
+    assert_eq!(product.tree("lake"), lake, "no partition file changes");
+    assert_eq!(product.run_json(&late).json()["action"], "skipped");
 }
 
 #[test]
@@ -95,12 +95,12 @@ fn a_full_tie_goes_to_the_batch_and_is_counted() {
     let at = "2024-03-01T10:00:00Z";
     assert_eq!(
         product
-            .run(&product.input("b1.jsonl", &[&event_seq("e1", 1, "FIRST", at, 2)]))
+            .run_json(&product.input("b1.jsonl", &[&event_seq("e1", 1, "FIRST", at, 2)]))
             .code,
         0
     );
     let out = product
-        .run(&product.input("b2.jsonl", &[&event_seq("e2", 1, "SECOND", at, 2)]))
+        .run_json(&product.input("b2.jsonl", &[&event_seq("e2", 1, "SECOND", at, 2)]))
         .json();
     assert_eq!(out["counts"]["ties_by_arrival"], 1);
     assert_eq!(
@@ -117,13 +117,13 @@ fn a_batch_already_published_changes_no_file() {
         event("e2", 2, "PAID", "2024-03-02T10:00:00Z"),
     ];
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    assert_eq!(product.run(&product.input("b1.jsonl", &refs)).code, 0);
+    assert_eq!(product.run_json(&product.input("b1.jsonl", &refs)).code, 0);
     let (lake, manifest) = (
-        product.snapshot("lake"),
-        fs::read(product.state().join("partitions.json")).unwrap(),
+        product.tree("lake"),
+        fs::read(product.state.join("partitions.json")).unwrap(),
     );
     let again = product.input("b2.jsonl", &[refs[1], refs[0]]);
-    let out = product.run(&again).json();
+    let out = product.run_json(&again).json();
     assert_eq!(
         (
             out["action"].as_str(),
@@ -131,9 +131,9 @@ fn a_batch_already_published_changes_no_file() {
         ),
         (Some("published"), 0)
     );
-    assert_eq!(product.snapshot("lake"), lake);
+    assert_eq!(product.tree("lake"), lake);
     assert_eq!(
-        fs::read(product.state().join("partitions.json")).unwrap(),
+        fs::read(product.state.join("partitions.json")).unwrap(),
         manifest
     );
 }
@@ -148,12 +148,12 @@ fn a_key_moves_to_its_new_date_and_both_dates_count_toward_max_dates() {
             &event("e2", 2, "PENDING", "2024-03-01T23:00:00Z"),
         ],
     );
-    assert_eq!(product.run(&first).code, 0);
+    assert_eq!(product.run_json(&first).code, 0);
     let moved = product.input(
         "b2.jsonl",
         &[&event("e3", 1, "PAID", "2024-03-02T01:00:00Z")],
     );
-    let out = product.run(&moved).json();
+    let out = product.run_json(&moved).json();
     assert_eq!(out["action"], "published");
     let (old, new) = (date_plan(&out, "2024-03-01"), date_plan(&out, "2024-03-02"));
     assert_eq!(
@@ -171,7 +171,7 @@ fn a_key_moves_to_its_new_date_and_both_dates_count_toward_max_dates() {
     assert_eq!(statuses(&product.rows("2024-03-02")), [(1, "PAID".into())]);
 
     // A move plus a third date is three dates rewritten: more than max_dates.
-    let lake = product.snapshot("lake");
+    let lake = product.tree("lake");
     let three = product.input(
         "b3.jsonl",
         &[
@@ -179,12 +179,12 @@ fn a_key_moves_to_its_new_date_and_both_dates_count_toward_max_dates() {
             &event("e5", 9, "NEW", "2024-03-03T02:00:00Z"),
         ],
     );
-    let ran = product.run(&three);
+    let ran = product.run_json(&three);
     assert_eq!(
         (ran.code, ran.json()["reason"].as_str()),
         (3, Some("too_many_dates"))
     );
-    assert_eq!(product.snapshot("lake"), lake);
+    assert_eq!(product.tree("lake"), lake);
 }
 
 #[test]
@@ -192,22 +192,22 @@ fn the_key_index_is_rebuilt_from_the_published_files() {
     let product = merge_product("");
     assert_eq!(
         product
-            .run(&product.input(
+            .run_json(&product.input(
                 "b1.jsonl",
                 &[&event("e1", 1, "PENDING", "2024-03-01T23:00:00Z")]
             ))
             .code,
         0
     );
-    fs::remove_file(product.state().join("keys.json")).unwrap();
+    fs::remove_file(product.state.join("keys.json")).unwrap();
     let moved = product.input(
         "b2.jsonl",
         &[&event("e2", 1, "PAID", "2024-03-02T01:00:00Z")],
     );
-    assert_eq!(product.run(&moved).code, 0);
+    assert_eq!(product.run_json(&moved).code, 0);
     assert_eq!(product.dates(), ["2024-03-02"], "the key left its old date");
     assert_eq!(statuses(&product.rows("2024-03-02")), [(1, "PAID".into())]);
-    assert!(product.state().join("keys.json").exists());
+    assert!(product.state.join("keys.json").exists());
 }
 
 #[test]
@@ -217,17 +217,17 @@ fn a_rerun_of_an_early_batch_skips_even_after_later_batches_rewrote_its_date() {
         "b1.jsonl",
         &[&event("e1", 1, "PENDING", "2024-03-01T10:00:00Z")],
     );
-    assert_eq!(product.run(&first).code, 0);
+    assert_eq!(product.run_json(&first).code, 0);
     assert_eq!(
         product
-            .run(&product.input(
+            .run_json(&product.input(
                 "b2.jsonl",
                 &[&event("e2", 2, "PAID", "2024-03-01T11:00:00Z")]
             ))
             .code,
         0
     );
-    assert_eq!(product.run(&first).json()["action"], "skipped");
+    assert_eq!(product.run_json(&first).json()["action"], "skipped");
     assert_eq!(product.rows("2024-03-01").len(), 2);
 }
 
@@ -236,7 +236,7 @@ fn a_crash_between_swaps_leaves_a_moved_key_on_both_dates_and_the_rerun_repairs(
     let product = merge_product("");
     assert_eq!(
         product
-            .run(&product.input(
+            .run_json(&product.input(
                 "b1.jsonl",
                 &[&event("e1", 1, "PENDING", "2024-03-01T23:00:00Z")]
             ))
@@ -252,7 +252,7 @@ fn a_crash_between_swaps_leaves_a_moved_key_on_both_dates_and_the_rerun_repairs(
             "run",
             moved.to_str().unwrap(),
             "--config",
-            product.config().to_str().unwrap(),
+            product.config.to_str().unwrap(),
         ])
         .env("WHARF_FAILPOINT", "after_swap_1")
         .output()
@@ -268,14 +268,14 @@ fn a_crash_between_swaps_leaves_a_moved_key_on_both_dates_and_the_rerun_repairs(
         [(1, "PENDING".into())],
         "old date not yet"
     );
-    assert_eq!(product.run(&moved).json()["action"], "published");
+    assert_eq!(product.run_json(&moved).json()["action"], "published");
     assert_eq!(
         product.dates(),
         ["2024-03-02"],
         "the emptied date left the dataset"
     );
     assert_eq!(statuses(&product.rows("2024-03-02")), [(1, "PAID".into())]);
-    let manifest = fs::read_to_string(product.state().join("partitions.json")).unwrap();
+    let manifest = fs::read_to_string(product.state.join("partitions.json")).unwrap();
     assert!(!manifest.contains("2024-03-01"), "{manifest}");
     let restored = product.wharf(&["restore", "2024-03-01", "--yes"]);
     assert_eq!(restored.code, 0, "{}", restored.stderr);

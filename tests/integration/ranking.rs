@@ -1,11 +1,11 @@
 //! CONTRACT.md §2–4 landed for real: the rows read back from Parquet are the rank-1
 //! events, whatever the offsets, retries and ties.
 
-use crate::support::{Product, event, event_seq, micros, statuses};
+use crate::kit::{Product, event, event_seq, micros, statuses};
 
 #[test]
 fn the_reference_example_publishes_exactly_three_rows() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "orders.jsonl",
         &[
@@ -16,7 +16,7 @@ fn the_reference_example_publishes_exactly_three_rows() {
             r#"{"event_id":"e5","order_id":102,"status":"SHIPPED","updated_at":"2024-03-01T11:00:00Z"}"#,
         ],
     );
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(product.dates(), ["2024-03-01"]);
     let rows = product.rows("2024-03-01");
@@ -41,24 +41,24 @@ fn the_reference_example_publishes_exactly_three_rows() {
 
 #[test]
 fn the_reference_example_with_an_email_refuses_and_keeps_the_day() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let good = product.input(
         "a.jsonl",
         &[&event("e1", 101, "PAID", "2024-03-01T10:15:00Z")],
     );
-    assert_eq!(product.run(&good).code, 0);
-    let before = product.snapshot("lake");
+    assert_eq!(product.run_json(&good).code, 0);
+    let before = product.tree("lake");
     let leaky = product.input(
         "b.jsonl",
         &[r#"{"event_id":"e9","order_id":101,"status":"PENDING","updated_at":"2024-03-01T12:00:00Z","email":"a@example.com"}"#],
     );
-    assert_eq!(product.run(&leaky).code, 3);
-    assert_eq!(product.snapshot("lake"), before);
+    assert_eq!(product.run_json(&leaky).code, 3);
+    assert_eq!(product.tree("lake"), before);
 }
 
 #[test]
 fn instants_not_strings_decide_across_offsets() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     // As strings "10:15:00+05:30" > "05:00:00Z", but it is 04:45Z: the earlier instant.
     let input = product.input(
         "in.jsonl",
@@ -67,13 +67,13 @@ fn instants_not_strings_decide_across_offsets() {
             &event("e2", 1, "EARLIER", "2024-03-01T10:15:00+05:30"),
         ],
     );
-    assert_eq!(product.run(&input).code, 0);
+    assert_eq!(product.run_json(&input).code, 0);
     assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "LATER".into())]);
 }
 
 #[test]
 fn one_nanosecond_decides_the_winner() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -81,14 +81,14 @@ fn one_nanosecond_decides_the_winner() {
             &event("e2", 1, "OLDER", "2024-03-01T10:00:00.000000000Z"),
         ],
     );
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["counts"]["ties_by_arrival"], 0);
     assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "NEWER".into())]);
 }
 
 #[test]
 fn a_retry_written_with_two_offsets_is_identical() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -97,7 +97,7 @@ fn a_retry_written_with_two_offsets_is_identical() {
             &event("e1", 1, "PAID", "2024-03-01T06:00:00.000-04:00"),
         ],
     );
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["action"], "published");
     assert_eq!(out["counts"]["retries"], 2);
     assert_eq!(out["counts"]["keys"], 1);
@@ -106,7 +106,7 @@ fn a_retry_written_with_two_offsets_is_identical() {
 
 #[test]
 fn a_contradicting_retry_refuses_on_its_own_line() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -115,7 +115,7 @@ fn a_contradicting_retry_refuses_on_its_own_line() {
             &event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
         ],
     );
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 3);
     let out = ran.json();
     assert_eq!(out["reason"], "conflict");
@@ -131,7 +131,7 @@ fn a_contradicting_retry_refuses_on_its_own_line() {
 /// ranked; the refused plan must still count the file as the contract does, without it.
 #[test]
 fn a_conflict_under_another_key_and_date_is_left_out_of_the_counts() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -141,7 +141,7 @@ fn a_conflict_under_another_key_and_date_is_left_out_of_the_counts() {
             &event("e1", 3, "PAID", "2024-03-02T10:00:00Z"),
         ],
     );
-    let planned = product.plan(&input).json();
+    let planned = product.plan_json(&input).json();
     assert_eq!(planned["reason"], "conflict");
     let counts = &planned["counts"];
     assert_eq!(
@@ -163,7 +163,7 @@ fn a_conflict_under_another_key_and_date_is_left_out_of_the_counts() {
         ["2024-03-01"],
         "the conflicting line's date is not the file's"
     );
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 3);
     let rejects = product.rejects(planned["input_sha256"].as_str().unwrap());
     assert_eq!(rejects.len(), 1);
@@ -176,7 +176,7 @@ fn a_conflict_under_another_key_and_date_is_left_out_of_the_counts() {
 
 #[test]
 fn seq_breaks_a_timestamp_tie_and_missing_seq_ranks_below() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let at = "2024-03-01T10:00:00Z";
     let input = product.input(
         "in.jsonl",
@@ -187,7 +187,7 @@ fn seq_breaks_a_timestamp_tie_and_missing_seq_ranks_below() {
             &event_seq("b2", 2, "WITH_SEQ", at, 0),
         ],
     );
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["counts"]["ties_by_arrival"], 0);
     assert_eq!(
         statuses(&product.rows("2024-03-01")),
@@ -197,7 +197,7 @@ fn seq_breaks_a_timestamp_tie_and_missing_seq_ranks_below() {
 
 #[test]
 fn a_full_tie_goes_to_the_later_line_and_is_counted() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let at = "2024-03-01T10:00:00Z";
     let input = product.input(
         "in.jsonl",
@@ -208,7 +208,7 @@ fn a_full_tie_goes_to_the_later_line_and_is_counted() {
             &event("b2", 2, "SECOND", at),
         ],
     );
-    let out = product.run(&input).json();
+    let out = product.run_json(&input).json();
     assert_eq!(out["counts"]["ties_by_arrival"], 2);
     assert_eq!(
         statuses(&product.rows("2024-03-01")),
@@ -218,7 +218,7 @@ fn a_full_tie_goes_to_the_later_line_and_is_counted() {
 
 #[test]
 fn dates_come_from_rank_one_rows_in_utc() {
-    let product = Product::new("max_dates = 1");
+    let product = Product::with_settings("max_dates = 1");
     let input = product.input(
         "in.jsonl",
         &[
@@ -228,7 +228,7 @@ fn dates_come_from_rank_one_rows_in_utc() {
             &event("e3", 2, "NOW", "2024-02-29T23:59:60Z"),      // leap second: still the 29th
         ],
     );
-    let ran = product.run(&input);
+    let ran = product.run_json(&input);
     assert_eq!(ran.code, 0, "{}", ran.stdout);
     assert_eq!(product.dates(), ["2024-02-29"]);
     assert_eq!(
@@ -250,10 +250,10 @@ fn the_same_input_always_produces_the_same_bytes() {
         })
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let (a, b) = (Product::new(""), Product::new(""));
+    let (a, b) = (Product::with_settings(""), Product::with_settings(""));
     for product in [&a, &b] {
         let input = product.input("in.jsonl", &refs);
-        assert_eq!(product.run(&input).code, 0);
+        assert_eq!(product.run_json(&input).code, 0);
     }
     let rows = a.rows("2024-03-01");
     let keys: Vec<i64> = rows
@@ -263,5 +263,5 @@ fn the_same_input_always_produces_the_same_bytes() {
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted, "rows sorted by key");
-    assert_eq!(a.snapshot("lake"), b.snapshot("lake"));
+    assert_eq!(a.tree("lake"), b.tree("lake"));
 }

@@ -3,7 +3,7 @@
 
 use polars::prelude::*;
 
-use crate::support::{Product, event, event_seq};
+use crate::kit::{Product, event, event_seq};
 
 fn scan(root: &std::path::Path) -> DataFrame {
     let args = ScanArgsParquet {
@@ -20,7 +20,7 @@ fn scan(root: &std::path::Path) -> DataFrame {
 
 #[test]
 fn polars_hive_scan_reads_exactly_the_winners_with_their_types() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let input = product.input(
         "in.jsonl",
         &[
@@ -30,34 +30,34 @@ fn polars_hive_scan_reads_exactly_the_winners_with_their_types() {
             r#"{"event_id":"e4","order_id":3,"status":"PAID","updated_at":"2024-03-02T09:00:00Z","courier_id":"c1","city":"Porto"}"#,
         ],
     );
-    assert_eq!(product.run(&input).code, 0);
+    assert_eq!(product.run_json(&input).code, 0);
     // Staging lives beside the publish root, never inside it: polars' Rust hive scan
     // reads hidden folders inside the root too (proved here with a stray one).
-    let stray = product.lake().join(".hidden/event_date=2024-03-09");
+    let stray = product.publish.join(".hidden/event_date=2024-03-09");
     std::fs::create_dir_all(&stray).unwrap();
     std::fs::copy(
         product
-            .lake()
+            .publish
             .join("event_date=2024-03-01/part-00000.parquet"),
         stray.join("part-00000.parquet"),
     )
     .unwrap();
     assert_eq!(
-        scan(&product.lake()).height(),
+        scan(&product.publish).height(),
         4,
         "polars reads hidden folders inside the root"
     );
-    std::fs::remove_dir_all(product.lake().join(".hidden")).unwrap();
-    let config = wharf::config::Config::load(&product.config()).unwrap();
+    std::fs::remove_dir_all(product.publish.join(".hidden")).unwrap();
+    let config = wharf::config::Config::load(&product.config).unwrap();
     let staging = wharf::land::swap::staging_root(&config);
     assert!(
-        !staging.starts_with(product.lake()),
+        !staging.starts_with(&product.publish),
         "{}",
         staging.display()
     );
-    assert_eq!(staging.parent(), product.lake().parent());
+    assert_eq!(staging.parent(), product.publish.parent());
 
-    let frame = scan(&product.lake());
+    let frame = scan(&product.publish);
     assert_eq!(frame.height(), 3);
     let schema = frame.schema();
     assert_eq!(schema.get("order_id"), Some(&DataType::Int64));

@@ -39,7 +39,7 @@ fn busy_json(out: &std::process::Output) -> serde_json::Value {
 
 fn published_file(product: &Product, name: &str, seed: u64, events: u64) -> std::path::PathBuf {
     let path = product.path().join(name);
-    common::generate(&path, events, 2, seed, &[]);
+    common::generate(&path, events, 2, seed);
     path
 }
 
@@ -185,12 +185,12 @@ mod console {
         let product = Product::new();
         let inbox = product.path().join("inbox");
         let old = product.path().join("old.jsonl");
-        common::generate(&old, 2000, 2, 61, &[]);
+        common::generate(&old, 2000, 2, 61);
         product.land(&old);
         let by_console = inbox.join("console.jsonl");
         let by_cli = inbox.join("cli.jsonl");
-        common::generate(&by_console, 2000, 2, 62, &[]);
-        common::generate(&by_cli, cli_events, 2, 63, &[]);
+        common::generate(&by_console, 2000, 2, 62);
+        common::generate(&by_cli, cli_events, 2, 63);
         (product, by_console, by_cli)
     }
 

@@ -32,8 +32,8 @@ fn inputs() -> Inputs {
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old.jsonl");
     let new = dir.path().join("new.jsonl");
-    common::generate(&old, 3000, 2, 11, &[]);
-    common::generate(&new, 3000, 2, 12, &[]);
+    common::generate(&old, 3000, 2, 11);
+    common::generate(&new, 3000, 2, 12);
     Inputs {
         _dir: dir,
         old,

@@ -216,7 +216,7 @@ fn the_input_vanishing() {
     // opened, or, when it had not opened them yet, refuses to start as above.
     let big = tempfile::tempdir().unwrap();
     let source = big.path().join("source.jsonl");
-    common::generate(&source, 50_000, 2, 43, &[]);
+    common::generate(&source, 50_000, 2, 43);
     let reference = Product::new();
     reference.land(&source);
     let want = reference.snapshot();

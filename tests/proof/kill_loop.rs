@@ -86,8 +86,8 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
         inputs.path().join("old.jsonl"),
         inputs.path().join("new.jsonl"),
     );
-    common::generate(&old_input, 10_000, 2, 21, &[]);
-    common::generate(&new_input, 10_000, 2, 22, &[]);
+    common::generate(&old_input, 10_000, 2, 21);
+    common::generate(&new_input, 10_000, 2, 22);
 
     // The template: the old version published. The reference: then the new one.
     let template = Product::new();

@@ -6,10 +6,14 @@
 // Helpers outside #[test] functions unwrap too: in a test, a panic is the report.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../kit/mod.rs"]
+mod kit;
+
 mod common;
 mod concurrency;
 mod failpoints;
 mod faults;
+mod generator;
 mod hostile;
 mod kill_loop;
 mod privacy;

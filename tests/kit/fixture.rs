@@ -1,8 +1,8 @@
-//! Test fixtures shared by the console's snapshot tests (`src/console/snapshots.rs`), its
-//! flow tests (this folder) and the screenshot / measurement examples: a copy of the
-//! shipped samples in a folder of the caller's choosing, with fixed modification times so
-//! the inbox order and every screen are the same on every run. Only `std` here, so the
-//! file compiles both inside the crate and outside it.
+//! File fixtures shared by the test kit, the console's snapshot tests
+//! (`src/console/snapshots.rs`) and the screenshot example: a copy of the shipped samples
+//! in a folder of the caller's choosing, with fixed modification times so the inbox order
+//! and every screen are the same on every run, and [`tree`], a folder's files byte for
+//! byte. Only `std` here, so the file compiles both inside the crate and outside it.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -55,8 +55,10 @@ pub fn set_time(path: &Path, hour: u64) {
         .expect("set the modification time");
 }
 
-/// Every file under `root` with its bytes (empty when `root` does not exist).
+/// Every file under `root` (relative path) with its bytes; a symbolic link is an entry
+/// holding its target's path, never followed. Empty when `root` does not exist.
 pub fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -65,15 +67,20 @@ pub fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         };
         for entry in entries {
             let path = entry.expect("entry").path();
-            if path.is_dir() {
+            let kind = std::fs::symlink_metadata(&path)
+                .expect("stat a file")
+                .file_type();
+            let bytes = if kind.is_dir() {
                 stack.push(path);
+                continue;
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).expect("read a link");
+                target.as_os_str().as_bytes().to_vec()
             } else {
-                let bytes = std::fs::read(&path).expect("read a file");
-                out.insert(
-                    path.strip_prefix(root).expect("under root").to_path_buf(),
-                    bytes,
-                );
-            }
+                std::fs::read(&path).expect("read a file")
+            };
+            let relative = path.strip_prefix(root).expect("under root").to_path_buf();
+            out.insert(relative, bytes);
         }
     }
     out
