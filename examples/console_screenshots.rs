@@ -1,6 +1,6 @@
 //! Renders the console's screens to HTML, colours included, for `scripts/screenshots.sh`
 //! to photograph with headless Chromium. The screens come from the real program: the
-//! console's runtime driven by actions over a copy of the samples, drawn by its own view
+//! console's runtime driven by intents over a copy of the samples, drawn by its own view
 //! into a `TestBackend` buffer.
 //!
 //! `cargo run --example console_screenshots -- OUT_DIR [THEME]` writes `OUT_DIR/NAME.html`
@@ -19,7 +19,7 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use wharf::config::Config;
 use wharf::console::app::View;
-use wharf::console::{Action, Console, theme};
+use wharf::console::{Console, Intent, Msg, theme};
 
 const COLS: u16 = 150;
 const ROWS: u16 = 40;
@@ -39,11 +39,11 @@ fn main() {
     let theme = theme::embedded(&theme_name);
     let (fg, bg) = (theme.text.fg, theme.text.bg);
     let mut c = Console::new(config, theme, Vec::new());
-    c.step(Action::Resize(COLS, ROWS));
+    c.step(Msg::Resize(COLS, ROWS));
     settle(&mut c);
-    let shoot = |c: &mut Console, name: &str, actions: Vec<Action>| {
-        for action in actions {
-            c.step(action);
+    let shoot = |c: &mut Console, name: &str, intents: Vec<Intent>| {
+        for intent in intents {
+            c.step(intent);
             settle(c);
         }
         let mut terminal = Terminal::new(TestBackend::new(COLS, ROWS)).expect("terminal");
@@ -53,59 +53,59 @@ fn main() {
         let width = (f64::from(COLS) * CELL_W).ceil() as u32 + 24;
         println!("{name} {width} {}", u32::from(ROWS) * CELL_H + 24);
     };
-    shoot(&mut c, "inbox-plan", vec![Action::Down]);
+    shoot(&mut c, "inbox-plan", vec![Intent::Down]);
     shoot(
         &mut c,
         "raw",
-        vec![Action::NextPane, Action::NextPane, Action::NextMark],
+        vec![Intent::NextPane, Intent::NextPane, Intent::NextMark],
     );
-    shoot(&mut c, "ranked", vec![Action::NextPane]);
+    shoot(&mut c, "ranked", vec![Intent::NextPane]);
     let to_plan = vec![
-        Action::PrevPane,
-        Action::PrevPane,
-        Action::Back,
-        Action::Top,
-        Action::Run,
+        Intent::PrevPane,
+        Intent::PrevPane,
+        Intent::Back,
+        Intent::Top,
+        Intent::Run,
     ];
     shoot(&mut c, "confirmation", to_plan);
-    c.step(Action::Confirm);
+    c.step(Intent::Confirm);
     settle(&mut c);
     shoot(
         &mut c,
         "refusal",
-        vec![Action::Back, Action::Bottom, Action::Run],
+        vec![Intent::Back, Intent::Bottom, Intent::Run],
     );
-    c.step(Action::Confirm);
+    c.step(Intent::Confirm);
     settle(&mut c);
     fixture::write_input(&work, "04-late-fix.jsonl", fixture::LATE_FIX.as_bytes(), 9);
-    let mut shrink = vec![Action::Back, Action::Reload, Action::Bottom, Action::Run];
-    shrink.extend("shr".chars().map(Action::Input));
+    let mut shrink = vec![Intent::Back, Intent::Reload, Intent::Bottom, Intent::Run];
+    shrink.extend("shr".chars().map(Intent::Input));
     shoot(&mut c, "shrink", shrink);
-    for action in "ink"
+    for intent in "ink"
         .chars()
-        .map(Action::Input)
-        .chain([Action::Submit, Action::Back])
+        .map(Intent::Input)
+        .chain([Intent::Submit, Intent::Back])
     {
-        c.step(action);
+        c.step(intent);
         settle(&mut c);
     }
     shoot(
         &mut c,
         "quarantine",
-        vec![Action::Show(View::Quarantine), Action::Down],
+        vec![Intent::Show(View::Quarantine), Intent::Down],
     );
-    shoot(&mut c, "quarantine-line", vec![Action::Open, Action::Open]);
+    shoot(&mut c, "quarantine-line", vec![Intent::Open, Intent::Open]);
     let history = vec![
-        Action::Back,
-        Action::Back,
-        Action::Show(View::History),
-        Action::NextPane,
+        Intent::Back,
+        Intent::Back,
+        Intent::Show(View::History),
+        Intent::NextPane,
     ];
     shoot(&mut c, "history", history);
     shoot(
         &mut c,
         "help",
-        vec![Action::Show(View::Inbox), Action::Help],
+        vec![Intent::Show(View::Inbox), Intent::Help],
     );
     let _ = std::fs::remove_dir_all(&work);
 }

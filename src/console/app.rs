@@ -149,6 +149,18 @@ pub struct QuarantineState {
     pub rejects: Option<Rejects>,
 }
 
+impl QuarantineState {
+    /// The entries that pass the filter (indexes into `entries`).
+    pub fn visible(&self) -> Vec<usize> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| self.filter.is_empty() || e.input_name.contains(&self.filter))
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 /// One quarantined input's rejects.
 #[derive(Debug)]
 pub struct Rejects {
@@ -322,6 +334,14 @@ impl App {
     /// The inbox row under the cursor.
     pub fn current(&self) -> Option<&InboxRow> {
         self.inbox.rows.get(self.inbox.cursor)
+    }
+
+    /// The selected input's path, when it is the closed input under the cursor.
+    pub fn selected_closed(&self) -> Option<PathBuf> {
+        let row = self.current()?;
+        (!matches!(row.badge, Badge::Ignored(_))
+            && self.inbox.selected.as_ref() == Some(&row.entry.path))
+        .then(|| row.entry.path.clone())
     }
 
     /// The ready plan of the selected input.

@@ -8,9 +8,10 @@ use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 
 use super::app::View;
+use super::msg::{Intent, Msg};
 use super::runtime::Console;
 use super::sanitize::ESC_MARK;
-use super::{Action, theme};
+use super::theme;
 use crate::config::Config;
 
 use super::fixture;
@@ -41,7 +42,7 @@ fn hostile_input() -> Vec<u8> {
 fn inert_screen(console: &mut Console, what: &str) -> String {
     let mut text = String::new();
     for (width, height) in [(80, 24), (160, 48)] {
-        console.step(Action::Resize(width, height));
+        console.step(Msg::Resize(width, height));
         let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
         console.draw(&mut terminal).expect("draw");
         for cell in terminal.backend().buffer().content() {
@@ -109,7 +110,7 @@ fn escape_sequences_in_names_and_values_render_inert() {
     let config = Config::load(&config).expect("config");
     let mut c = Console::new(config, theme::embedded("dark"), Vec::new());
     settle(&mut c);
-    c.step(Action::Bottom);
+    c.step(Intent::Bottom);
     settle(&mut c);
     let name = c.app.current().map(|r| r.entry.name.clone());
     assert_eq!(
@@ -120,29 +121,29 @@ fn escape_sequences_in_names_and_values_render_inert() {
 
     let mut seen = String::new();
     seen += &inert_screen(&mut c, "inbox and plan");
-    for (what, action) in [
-        ("raw", Action::NextPane),
-        ("raw", Action::NextPane),
-        ("raw line 2", Action::Down),
-        ("ranked", Action::NextPane),
+    for (what, intent) in [
+        ("raw", Intent::NextPane),
+        ("raw", Intent::NextPane),
+        ("raw line 2", Intent::Down),
+        ("ranked", Intent::NextPane),
     ] {
-        c.step(action);
+        c.step(intent);
         settle(&mut c);
         seen += &inert_screen(&mut c, what);
     }
-    for (what, action) in [("refusal", Action::Run), ("result", Action::Confirm)] {
-        c.step(action);
+    for (what, intent) in [("refusal", Intent::Run), ("result", Intent::Confirm)] {
+        c.step(intent);
         settle(&mut c);
         seen += &inert_screen(&mut c, what);
     }
-    for (what, action) in [
-        ("quarantine", Action::Back),
-        ("quarantine", Action::Show(View::Quarantine)),
-        ("rejects", Action::Open),
-        ("raw line", Action::Open),
-        ("history", Action::Show(View::History)),
+    for (what, intent) in [
+        ("quarantine", Intent::Back),
+        ("quarantine", Intent::Show(View::Quarantine)),
+        ("rejects", Intent::Open),
+        ("raw line", Intent::Open),
+        ("history", Intent::Show(View::History)),
     ] {
-        c.step(action);
+        c.step(intent);
         settle(&mut c);
         seen += &inert_screen(&mut c, what);
     }

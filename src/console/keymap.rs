@@ -1,10 +1,10 @@
-//! Keys → [`Action`]s, in one place (k9s / lazygit conventions). The App never sees a
-//! key: tests drive it with actions. [`KEYS`] is what the help screen lists.
+//! Keys → [`Intent`]s, in one place (k9s / lazygit conventions). The App never sees a
+//! key: tests drive it with intents. [`KEYS`] is what the help screen lists.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::action::Action;
 use super::app::{App, Dialog, View};
+use super::msg::Intent;
 
 /// Every key, grouped for the help screen: (keys, what they do).
 pub const KEYS: &[(&str, &[(&str, &str)])] = &[
@@ -48,47 +48,47 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-/// The action for `key` in the App's current state, if any.
-pub fn action_for(app: &App, key: KeyEvent) -> Option<Action> {
+/// The intent for `key` in the App's current state, if any.
+pub fn intent_for(app: &App, key: KeyEvent) -> Option<Intent> {
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return matches!(key.code, KeyCode::Char('c')).then_some(Action::Quit);
+        return matches!(key.code, KeyCode::Char('c')).then_some(Intent::Quit);
     }
     let typing = app.editing.is_some()
         || (!app.help && matches!(app.dialog, Some(Dialog::ConfirmShrink { .. })));
     if typing {
         return match key.code {
-            KeyCode::Char(c) => Some(Action::Input(c)),
-            KeyCode::Backspace => Some(Action::Backspace),
-            KeyCode::Enter => Some(Action::Submit),
-            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Char(c) => Some(Intent::Input(c)),
+            KeyCode::Backspace => Some(Intent::Backspace),
+            KeyCode::Enter => Some(Intent::Submit),
+            KeyCode::Esc => Some(Intent::Back),
             _ => None,
         };
     }
     let in_dialog = app.dialog.is_some();
     Some(match key.code {
-        KeyCode::Char('q') => Action::Quit,
-        KeyCode::Char('?') => Action::Help,
-        KeyCode::Esc => Action::Back,
-        KeyCode::Char('1') => Action::Show(View::Inbox),
-        KeyCode::Char('2') => Action::Show(View::Quarantine),
-        KeyCode::Char('3') => Action::Show(View::History),
-        KeyCode::Tab | KeyCode::Right | KeyCode::Char('l') => Action::NextPane,
-        KeyCode::BackTab | KeyCode::Left | KeyCode::Char('h') => Action::PrevPane,
-        KeyCode::Char('j') | KeyCode::Down => Action::Down,
-        KeyCode::Char('k') | KeyCode::Up => Action::Up,
-        KeyCode::Char('g') | KeyCode::Home => Action::Top,
-        KeyCode::Char('G') | KeyCode::End => Action::Bottom,
-        KeyCode::PageUp => Action::PageUp,
-        KeyCode::PageDown => Action::PageDown,
-        KeyCode::Enter => Action::Open,
-        KeyCode::Char('r') => Action::Run,
-        KeyCode::Char('y') => Action::Confirm,
-        KeyCode::Char('n') if in_dialog => Action::Decline,
-        KeyCode::Char('n') => Action::NextMark,
-        KeyCode::Char('N') => Action::PrevMark,
-        KeyCode::Char('c') => Action::Cancel,
-        KeyCode::Char('/') => Action::Filter,
-        KeyCode::Char('R') => Action::Reload,
+        KeyCode::Char('q') => Intent::Quit,
+        KeyCode::Char('?') => Intent::Help,
+        KeyCode::Esc => Intent::Back,
+        KeyCode::Char('1') => Intent::Show(View::Inbox),
+        KeyCode::Char('2') => Intent::Show(View::Quarantine),
+        KeyCode::Char('3') => Intent::Show(View::History),
+        KeyCode::Tab | KeyCode::Right | KeyCode::Char('l') => Intent::NextPane,
+        KeyCode::BackTab | KeyCode::Left | KeyCode::Char('h') => Intent::PrevPane,
+        KeyCode::Char('j') | KeyCode::Down => Intent::Down,
+        KeyCode::Char('k') | KeyCode::Up => Intent::Up,
+        KeyCode::Char('g') | KeyCode::Home => Intent::Top,
+        KeyCode::Char('G') | KeyCode::End => Intent::Bottom,
+        KeyCode::PageUp => Intent::PageUp,
+        KeyCode::PageDown => Intent::PageDown,
+        KeyCode::Enter => Intent::Open,
+        KeyCode::Char('r') => Intent::Run,
+        KeyCode::Char('y') => Intent::Confirm,
+        KeyCode::Char('n') if in_dialog => Intent::Decline,
+        KeyCode::Char('n') => Intent::NextMark,
+        KeyCode::Char('N') => Intent::PrevMark,
+        KeyCode::Char('c') => Intent::Cancel,
+        KeyCode::Char('/') => Intent::Filter,
+        KeyCode::Char('R') => Intent::Reload,
         _ => return None,
     })
 }
@@ -112,27 +112,27 @@ mod tests {
     fn keys_follow_the_conventions() {
         let mut app = app();
         assert!(matches!(
-            action_for(&app, key(KeyCode::Char('q'))),
-            Some(Action::Quit)
+            intent_for(&app, key(KeyCode::Char('q'))),
+            Some(Intent::Quit)
         ));
         assert!(matches!(
-            action_for(&app, key(KeyCode::Char('n'))),
-            Some(Action::NextMark)
+            intent_for(&app, key(KeyCode::Char('n'))),
+            Some(Intent::NextMark)
         ));
         assert!(matches!(
-            action_for(&app, key(KeyCode::BackTab)),
-            Some(Action::PrevPane)
+            intent_for(&app, key(KeyCode::BackTab)),
+            Some(Intent::PrevPane)
         ));
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert!(matches!(action_for(&app, ctrl_c), Some(Action::Quit)));
+        assert!(matches!(intent_for(&app, ctrl_c), Some(Intent::Quit)));
         app.editing = Some(String::new());
         assert!(matches!(
-            action_for(&app, key(KeyCode::Char('q'))),
-            Some(Action::Input('q'))
+            intent_for(&app, key(KeyCode::Char('q'))),
+            Some(Intent::Input('q'))
         ));
         assert!(matches!(
-            action_for(&app, key(KeyCode::Esc)),
-            Some(Action::Back)
+            intent_for(&app, key(KeyCode::Esc)),
+            Some(Intent::Back)
         ));
     }
 }

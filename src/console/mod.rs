@@ -1,9 +1,9 @@
 //! The operator console (`wharf console`): see what a landing will do, then do it.
 //!
 //! One model, messages, and a view that cannot mutate (STYLE.md):
-//! - [`app::App`] is the whole state; [`keymap`] turns keys into [`action::Action`]s;
-//!   [`update::update`] is the only place the App changes, returning
-//!   [`action::Effect`]s; [`view::view`] draws `&App`.
+//! - [`app::App`] is the whole state; [`keymap`] turns keys into [`msg::Intent`]s;
+//!   [`update::update`] is the only place the App changes, applying [`msg::Msg`]s and
+//!   returning [`msg::Effect`]s; [`view::view`] draws `&App`.
 //! - [`runtime::Console`] carries out effects: quick reads inline, long work (hashing,
 //!   planning, landing, restoring, indexing, ranking) on [`workers`] threads reporting
 //!   over the one event channel that also carries terminal input and the inbox watcher.
@@ -13,14 +13,11 @@
 //! - Strings from files are drawn through [`sanitize::clean`]; prohibited values are
 //!   masked by [`mask`] before any line is shown. Themes: [`theme`].
 
-pub mod action;
 pub mod app;
-mod inbox;
 pub mod keymap;
 pub mod load;
 pub mod mask;
-mod msg;
-mod panes;
+pub mod msg;
 pub mod ranked;
 pub mod raw;
 pub mod runtime;
@@ -36,6 +33,8 @@ mod escapes;
 #[path = "../../tests/kit/fixture.rs"]
 mod fixture;
 #[cfg(test)]
+mod module_graph;
+#[cfg(test)]
 mod snapshots;
 
 use std::io::Stdout;
@@ -50,8 +49,8 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-pub use action::Action;
-pub use runtime::{Console, Event, event_loop};
+pub use msg::{Intent, Msg};
+pub use runtime::{Console, Incoming, event_loop};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -70,7 +69,7 @@ pub fn run(config: &Config, theme: Option<&str>) -> Result<u8> {
     let mut terminal = enter()?;
     let restore_guard = Restore;
     let (width, height) = crossterm::terminal::size().unwrap_or((80, 24));
-    console.step(Action::Resize(width, height));
+    console.step(Msg::Resize(width, height));
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input(console.sender(), stop.clone())?;
     let result = event_loop(&mut terminal, &mut console, &mut |_, _| {});
@@ -140,7 +139,7 @@ fn install_panic_hook() {
 }
 
 /// Reads terminal events on a thread into the console's channel.
-fn spawn_input(tx: std::sync::mpsc::Sender<Event>, stop: Arc<AtomicBool>) -> Result<()> {
+fn spawn_input(tx: std::sync::mpsc::Sender<Incoming>, stop: Arc<AtomicBool>) -> Result<()> {
     std::thread::Builder::new()
         .name("wharf-input".into())
         .spawn(move || {
@@ -148,7 +147,7 @@ fn spawn_input(tx: std::sync::mpsc::Sender<Event>, stop: Arc<AtomicBool>) -> Res
                 match crossterm::event::poll(Duration::from_millis(100)) {
                     Ok(true) => match crossterm::event::read() {
                         Ok(event) => {
-                            if tx.send(Event::Terminal(event)).is_err() {
+                            if tx.send(Incoming::Terminal(event)).is_err() {
                                 break;
                             }
                         }

@@ -15,8 +15,8 @@ use crossterm::event::{Event as TermEvent, KeyEventKind};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 
-use super::action::{Action, Effect, Msg};
 use super::app::App;
+use super::msg::{Effect, Intent, Msg, Report};
 use super::theme::Theme;
 use super::{keymap, load, update::update, view, workers};
 use crate::config::Config;
@@ -27,11 +27,11 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// How long the watcher's events are gathered before the inbox is read again.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// One thing that happened.
+/// One thing that arrived on the console's channel.
 #[derive(Debug)]
-pub enum Event {
+pub enum Incoming {
     Terminal(TermEvent),
-    Worker(Msg),
+    Worker(Report),
     InboxChanged,
 }
 
@@ -39,8 +39,8 @@ pub enum Event {
 pub struct Console {
     pub app: App,
     config: Arc<Config>,
-    tx: Sender<Event>,
-    rx: Receiver<Event>,
+    tx: Sender<Incoming>,
+    rx: Receiver<Incoming>,
     cancels: HashMap<u64, Arc<AtomicBool>>,
     refresh_due: Option<Instant>,
     watcher: Option<notify::RecommendedWatcher>,
@@ -60,7 +60,7 @@ impl Console {
             refresh_due: None,
             watcher: None,
         };
-        console.step(Action::Reload);
+        console.step(Intent::Reload);
         if !warnings.is_empty() {
             console.app.warn(warnings.join("; "));
         }
@@ -76,7 +76,7 @@ impl Console {
             .name("wharf-watch".into())
             .spawn(move || {
                 for () in unit_rx {
-                    if tx.send(Event::InboxChanged).is_err() {
+                    if tx.send(Incoming::InboxChanged).is_err() {
                         break;
                     }
                 }
@@ -93,7 +93,7 @@ impl Console {
     }
 
     /// Where other threads send events.
-    pub fn sender(&self) -> Sender<Event> {
+    pub fn sender(&self) -> Sender<Incoming> {
         self.tx.clone()
     }
 
@@ -102,42 +102,42 @@ impl Console {
         self.cancels.len()
     }
 
-    /// Applies `action` and everything it leads to, spawning workers for long work.
-    pub fn step(&mut self, action: Action) {
-        let mut queue = VecDeque::from([action]);
-        while let Some(action) = queue.pop_front() {
-            if let Action::Done(msg) = &action
-                && let Some(id) = msg.final_id()
+    /// Applies `msg` and everything it leads to, spawning workers for long work.
+    pub fn step(&mut self, msg: impl Into<Msg>) {
+        let mut queue = VecDeque::from([msg.into()]);
+        while let Some(msg) = queue.pop_front() {
+            if let Msg::Report(report) = &msg
+                && let Some(id) = report.final_id()
             {
                 self.cancels.remove(&id);
             }
-            for effect in update(&mut self.app, action) {
-                if let Some(msg) = self.execute(effect) {
-                    queue.push_back(Action::Done(msg));
+            for effect in update(&mut self.app, msg) {
+                if let Some(report) = self.execute(effect) {
+                    queue.push_back(Msg::Report(report));
                 }
             }
         }
     }
 
     /// Handles one event; returns whether it was terminal input.
-    pub fn handle(&mut self, event: Event) -> bool {
+    pub fn handle(&mut self, event: Incoming) -> bool {
         match event {
-            Event::Terminal(TermEvent::Key(key)) if key.kind != KeyEventKind::Release => {
-                if let Some(action) = keymap::action_for(&self.app, key) {
-                    self.step(action);
+            Incoming::Terminal(TermEvent::Key(key)) if key.kind != KeyEventKind::Release => {
+                if let Some(intent) = keymap::intent_for(&self.app, key) {
+                    self.step(intent);
                 }
                 true
             }
-            Event::Terminal(TermEvent::Resize(width, height)) => {
-                self.step(Action::Resize(width, height));
+            Incoming::Terminal(TermEvent::Resize(width, height)) => {
+                self.step(Msg::Resize(width, height));
                 true
             }
-            Event::Terminal(_) => false,
-            Event::Worker(msg) => {
-                self.step(Action::Done(msg));
+            Incoming::Terminal(_) => false,
+            Incoming::Worker(report) => {
+                self.step(report);
                 false
             }
-            Event::InboxChanged => {
+            Incoming::InboxChanged => {
                 self.refresh_due
                     .get_or_insert_with(|| Instant::now() + DEBOUNCE);
                 false
@@ -165,7 +165,7 @@ impl Console {
             }
             Err(RecvTimeoutError::Timeout) => {
                 if self.busy() > 0 || self.app.task.is_some() {
-                    self.step(Action::Tick);
+                    self.step(Msg::Tick);
                     changed = true;
                 }
             }
@@ -173,7 +173,7 @@ impl Console {
         }
         if self.refresh_due.is_some_and(|due| due <= Instant::now()) {
             self.refresh_due = None;
-            self.step(Action::Reload);
+            self.step(Intent::Reload);
             changed = true;
         }
         (changed, input)
@@ -208,11 +208,11 @@ impl Console {
     }
 
     /// Carries out one effect: quick reads return their report, long work is spawned.
-    fn execute(&mut self, effect: Effect) -> Option<Msg> {
+    fn execute(&mut self, effect: Effect) -> Option<Report> {
         let config = self.config.clone();
         match effect {
-            Effect::Reload => Some(Msg::Loaded(Box::new(load::snapshot(&config)))),
-            Effect::Rejects { sha256 } => Some(Msg::Rejects {
+            Effect::Reload => Some(Report::Loaded(Box::new(load::snapshot(&config)))),
+            Effect::Rejects { sha256 } => Some(Report::Rejects {
                 result: load::rejects(&config, &sha256).map(Box::new),
             }),
             Effect::Window { path, index, start } => {
@@ -225,7 +225,7 @@ impl Console {
                     config.max_line_bytes,
                 )
                 .map_err(|e| e.to_string());
-                Some(Msg::Window {
+                Some(Report::Window {
                     path,
                     start,
                     result,
@@ -240,14 +240,14 @@ impl Console {
             Effect::Hash { id, files } => self.spawn(
                 id,
                 move |cancel, report| workers::hash(id, files, cancel, report),
-                move |_| Msg::HashingDone { id },
+                move |_| Report::HashingDone { id },
             ),
             Effect::Plan { id, path } => {
                 let failed = path.clone();
                 self.spawn(
                     id,
                     move |cancel, report| workers::plan(&config, id, &path, cancel, report),
-                    move |e| Msg::Planned {
+                    move |e| Report::Planned {
                         id,
                         path: failed,
                         result: Err(e),
@@ -264,22 +264,22 @@ impl Console {
                 move |cancel, report| {
                     workers::land(&config, id, (&path, stamp), allow_shrink, cancel, report)
                 },
-                move |e| Msg::Landed { id, result: Err(e) },
+                move |e| Report::Landed { id, result: Err(e) },
             ),
             Effect::Restore { id, date } => self.spawn(
                 id,
                 move |_, _| workers::restore(&config, id, date),
-                move |e| Msg::Restored { id, result: Err(e) },
+                move |e| Report::Restored { id, result: Err(e) },
             ),
             Effect::Index { id, path } => self.spawn(
                 id,
                 move |cancel, report| workers::index(id, &path, cancel, report),
-                move |e| Msg::Indexed { id, result: Err(e) },
+                move |e| Report::Indexed { id, result: Err(e) },
             ),
             Effect::Rank { id, path } => self.spawn(
                 id,
                 move |cancel, report| workers::rank(&config, id, &path, cancel, report),
-                move |e| Msg::Ranked { id, result: Err(e) },
+                move |e| Report::Ranked { id, result: Err(e) },
             ),
             Effect::RawLine {
                 id,
@@ -289,17 +289,17 @@ impl Console {
             } => self.spawn(
                 id,
                 move |cancel, _| workers::raw_line(&config, id, &path, line, &sha256, cancel),
-                move |e| Msg::RawLine { id, result: Err(e) },
+                move |e| Report::RawLine { id, result: Err(e) },
             ),
         }
     }
 
     /// Runs `job` on a thread; its return value is its final message. A panic becomes
     /// `failed`'s message, so the App never waits for a worker that is gone.
-    fn spawn<J, F>(&mut self, id: u64, job: J, failed: F) -> Option<Msg>
+    fn spawn<J, F>(&mut self, id: u64, job: J, failed: F) -> Option<Report>
     where
-        J: FnOnce(&AtomicBool, workers::Report) -> Msg + Send + 'static,
-        F: FnOnce(String) -> Msg + Send + 'static,
+        J: FnOnce(&AtomicBool, workers::Sink) -> Report + Send + 'static,
+        F: FnOnce(String) -> Report + Send + 'static,
     {
         let cancel = Arc::new(AtomicBool::new(false));
         self.cancels.insert(id, cancel.clone());
@@ -307,7 +307,7 @@ impl Console {
         let spawned = std::thread::Builder::new()
             .name(format!("wharf-worker-{id}"))
             .spawn(move || {
-                let report = |msg| tx.send(Event::Worker(msg)).is_ok();
+                let report = |report| tx.send(Incoming::Worker(report)).is_ok();
                 let last =
                     catch_unwind(AssertUnwindSafe(|| job(&cancel, &report))).unwrap_or_else(|_| {
                         failed(
@@ -320,7 +320,7 @@ impl Console {
             Ok(_) => None,
             Err(e) => {
                 self.cancels.remove(&id);
-                Some(Msg::LoadFailed(format!(
+                Some(Report::LoadFailed(format!(
                     "could not start a worker thread: {e}"
                 )))
             }

@@ -1,5 +1,5 @@
 //! Every screen of the console as an insta snapshot, from a `TestBackend`, at 80×24 and
-//! 160×48. The screens come from driving the real [`Console`] with actions over a copy of
+//! 160×48. The screens come from driving the real [`Console`] with intents over a copy of
 //! the samples (fixed modification times); the only edits are to what is inherently
 //! time-dependent (a landing's duration, the progress of a landing caught mid-way), and
 //! the filters blank the run log's clock times.
@@ -10,8 +10,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::app::{Dialog, Finished, Task, View};
+use super::msg::{Intent, Msg};
 use super::runtime::Console;
-use super::{Action, theme};
+use super::theme;
 use crate::config::Config;
 use crate::land::Progress;
 
@@ -30,11 +31,11 @@ pub fn screen(console: &Console, width: u16, height: u16) -> String {
 /// draws it at tiny sizes, which must not panic).
 fn snap(console: &mut Console, name: &str) {
     for (width, height) in [(1, 1), (24, 6), (40, 12)] {
-        console.step(Action::Resize(width, height));
+        console.step(Msg::Resize(width, height));
         screen(console, width, height);
     }
     for (width, height) in SIZES {
-        console.step(Action::Resize(width, height));
+        console.step(Msg::Resize(width, height));
         let text = screen(console, width, height);
         // The run log's clock times, trash generation ids and durations; on these screens
         // no input timestamp has the run log's `YYYY-MM-DD hh:mm:ss` form.
@@ -68,9 +69,9 @@ fn settle(console: &mut Console) {
     );
 }
 
-fn steps(console: &mut Console, actions: impl IntoIterator<Item = Action>) {
-    for action in actions {
-        console.step(action);
+fn steps(console: &mut Console, intents: impl IntoIterator<Item = Intent>) {
+    for intent in intents {
+        console.step(intent);
         settle(console);
     }
 }
@@ -80,34 +81,34 @@ fn every_screen() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = open(dir.path());
     snap(&mut c, "inbox_plan_new");
-    steps(&mut c, [Action::Down]);
+    steps(&mut c, [Intent::Down]);
     snap(&mut c, "inbox_plan_rejects");
     steps(
         &mut c,
-        [Action::NextPane, Action::NextPane, Action::NextMark],
+        [Intent::NextPane, Intent::NextPane, Intent::NextMark],
     );
     snap(&mut c, "raw");
-    steps(&mut c, [Action::NextPane, Action::Down]);
+    steps(&mut c, [Intent::NextPane, Intent::Down]);
     snap(&mut c, "ranked");
     steps(
         &mut c,
         [
-            Action::Filter,
-            Action::Input('2'),
-            Action::Input('0'),
-            Action::Input('2'),
+            Intent::Filter,
+            Intent::Input('2'),
+            Intent::Input('0'),
+            Intent::Input('2'),
         ],
     );
     snap(&mut c, "ranked_filter");
     let back_to_plan = [
-        Action::Back,
-        Action::PrevPane,
-        Action::PrevPane,
-        Action::Back,
+        Intent::Back,
+        Intent::PrevPane,
+        Intent::PrevPane,
+        Intent::Back,
     ];
     steps(
         &mut c,
-        back_to_plan.into_iter().chain([Action::Top, Action::Run]),
+        back_to_plan.into_iter().chain([Intent::Top, Intent::Run]),
     );
     snap(&mut c, "confirm_run");
 
@@ -135,15 +136,15 @@ fn every_screen() {
     snap(&mut c, "landing_swap");
     c.app.task = None;
     c.app.dialog = dialog;
-    steps(&mut c, [Action::Confirm]);
+    steps(&mut c, [Intent::Confirm]);
     if let Some(Dialog::Result(Finished::Landed { duration_ms, .. })) = &mut c.app.dialog {
         *duration_ms = 7;
     }
     snap(&mut c, "landing_result");
 
-    steps(&mut c, [Action::Back, Action::Bottom, Action::Run]);
+    steps(&mut c, [Intent::Back, Intent::Bottom, Intent::Run]);
     snap(&mut c, "refusal");
-    steps(&mut c, [Action::Confirm]);
+    steps(&mut c, [Intent::Confirm]);
     snap(&mut c, "refusal_result");
 
     fixture::write_input(
@@ -154,38 +155,38 @@ fn every_screen() {
     );
     steps(
         &mut c,
-        [Action::Back, Action::Reload, Action::Bottom, Action::Run],
+        [Intent::Back, Intent::Reload, Intent::Bottom, Intent::Run],
     );
-    steps(&mut c, "shr".chars().map(Action::Input));
+    steps(&mut c, "shr".chars().map(Intent::Input));
     snap(&mut c, "confirm_shrink");
     steps(
         &mut c,
         "ink"
             .chars()
-            .map(Action::Input)
-            .chain([Action::Submit, Action::Back]),
+            .map(Intent::Input)
+            .chain([Intent::Submit, Intent::Back]),
     );
 
-    steps(&mut c, [Action::Show(View::Quarantine)]);
+    steps(&mut c, [Intent::Show(View::Quarantine)]);
     snap(&mut c, "quarantine");
-    steps(&mut c, [Action::Down, Action::Open]);
+    steps(&mut c, [Intent::Down, Intent::Open]);
     snap(&mut c, "quarantine_rejects");
-    steps(&mut c, [Action::Open]);
+    steps(&mut c, [Intent::Open]);
     snap(&mut c, "quarantine_raw_line");
 
     steps(
         &mut c,
-        [Action::Back, Action::Back, Action::Show(View::History)],
+        [Intent::Back, Intent::Back, Intent::Show(View::History)],
     );
     snap(&mut c, "history");
-    steps(&mut c, [Action::NextPane, Action::Run]);
+    steps(&mut c, [Intent::NextPane, Intent::Run]);
     snap(&mut c, "confirm_restore");
-    steps(&mut c, [Action::Confirm]);
+    steps(&mut c, [Intent::Confirm]);
     snap(&mut c, "restore_result");
 
     steps(
         &mut c,
-        [Action::Back, Action::Show(View::Inbox), Action::Help],
+        [Intent::Back, Intent::Show(View::Inbox), Intent::Help],
     );
     snap(&mut c, "help");
 }

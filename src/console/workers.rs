@@ -1,4 +1,4 @@
-//! The long work, each on its own thread, reporting [`Msg`]s: hashing inbox files,
+//! The long work, each on its own thread, reporting [`Report`]s: hashing inbox files,
 //! planning (`land::plan_input`), landing (`land::run`), restoring
 //! (`land::restore::restore`), indexing lines, ranking keys, and fetching one raw line for
 //! the quarantine view. Each job watches a cancel flag through the core's progress
@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use super::action::{Landed, Msg};
 use super::app::Stamp;
 use super::mask;
+use super::msg::{Landed, Report};
 use super::ranked;
 use super::raw::LineIndex;
 use crate::config::Config;
@@ -21,8 +21,8 @@ use crate::input;
 use crate::land::{self, Progress};
 use crate::plan::DecideOptions;
 
-/// Reports a message to the event loop; `false` once nobody listens.
-pub type Report<'a> = &'a dyn Fn(Msg) -> bool;
+/// Where a worker sends its reports (to the event loop); `false` once nobody listens.
+pub type Sink<'a> = &'a dyn Fn(Report) -> bool;
 
 /// Progress that is worth a message: at most about 200 per job.
 fn worth(bytes: u64, total: u64, last: &mut u64) -> bool {
@@ -49,8 +49,8 @@ pub fn hash(
     id: u64,
     files: Vec<(std::path::PathBuf, Stamp)>,
     cancel: &AtomicBool,
-    report: Report,
-) -> Msg {
+    report: Sink,
+) -> Report {
     for (path, stamp) in files {
         if cancel.load(Ordering::Relaxed) {
             break;
@@ -60,28 +60,28 @@ pub fn hash(
         };
         let hashed = input::sha256(&mut file, &path, &|| !cancel.load(Ordering::Relaxed));
         if let (Ok(sha256), true) = (hashed, stamp_of(&path) == Some(stamp)) {
-            report(Msg::Hashed {
+            report(Report::Hashed {
                 path,
                 stamp,
                 sha256,
             });
         }
     }
-    Msg::HashingDone { id }
+    Report::HashingDone { id }
 }
 
 /// Plans `path` with the core's `plan_input`.
-pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Report) -> Msg {
+pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
     let result = land::plan_input(config, path, DecideOptions::default(), &mut |progress| {
         if let Progress::Reading { bytes, total } = progress
             && worth(bytes, total, &mut last)
         {
-            report(Msg::PlanProgress { id, bytes, total });
+            report(Report::PlanProgress { id, bytes, total });
         }
         !cancel.load(Ordering::Relaxed)
     });
-    Msg::Planned {
+    Report::Planned {
         id,
         path: path.to_owned(),
         result: result.map(Arc::new).map_err(|e| e.to_string()),
@@ -95,8 +95,8 @@ pub fn land(
     (path, stamp): (&Path, Stamp),
     allow_shrink: bool,
     cancel: &AtomicBool,
-    report: Report,
-) -> Msg {
+    report: Sink,
+) -> Report {
     if stamp_of(path) != Some(stamp) {
         let error = format!(
             "{} changed after you confirmed; nothing was written. Read its new plan and run it again",
@@ -104,7 +104,7 @@ pub fn land(
                 .map(|n| n.to_string_lossy())
                 .unwrap_or_default()
         );
-        return Msg::Landed {
+        return Report::Landed {
             id,
             result: Err(error),
         };
@@ -118,7 +118,7 @@ pub fn land(
             _ => true,
         };
         if send {
-            report(Msg::LandProgress { id, progress });
+            report(Report::LandProgress { id, progress });
         }
         !(reading && cancel.load(Ordering::Relaxed))
     });
@@ -130,40 +130,40 @@ pub fn land(
             allowed_shrink: allow_shrink,
         })
         .map_err(|e| e.to_string());
-    Msg::Landed { id, result }
+    Report::Landed { id, result }
 }
 
 /// Restores `date`'s previous generation with the core's `restore`.
-pub fn restore(config: &Config, id: u64, date: Date) -> Msg {
+pub fn restore(config: &Config, id: u64, date: Date) -> Report {
     let result = land::restore::restore(config, date).map_err(|e| e.to_string());
-    Msg::Restored { id, result }
+    Report::Restored { id, result }
 }
 
 /// Indexes the lines of `path`.
-pub fn index(id: u64, path: &Path, cancel: &AtomicBool, report: Report) -> Msg {
+pub fn index(id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
     let result = LineIndex::build(path, &mut |bytes, total| {
         if worth(bytes, total, &mut last) {
-            report(Msg::IndexProgress { id, bytes, total });
+            report(Report::IndexProgress { id, bytes, total });
         }
         !cancel.load(Ordering::Relaxed)
     });
-    Msg::Indexed {
+    Report::Indexed {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),
     }
 }
 
 /// Ranks every key of `path`.
-pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Report) -> Msg {
+pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
     let result = ranked::build(config, path, &mut |bytes, total| {
         if worth(bytes, total, &mut last) {
-            report(Msg::RankProgress { id, bytes, total });
+            report(Report::RankProgress { id, bytes, total });
         }
         !cancel.load(Ordering::Relaxed)
     });
-    Msg::Ranked {
+    Report::Ranked {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),
     }
@@ -178,7 +178,7 @@ pub fn raw_line(
     line: u64,
     sha256: &str,
     cancel: &AtomicBool,
-) -> Msg {
+) -> Report {
     let result = (|| {
         let mut opened = input::open(path).map_err(|e| e.to_string())?;
         let mut found = None;
@@ -206,5 +206,5 @@ pub fn raw_line(
         }
         found.ok_or_else(|| format!("{} has no line {line}", opened.name))
     })();
-    Msg::RawLine { id, result }
+    Report::RawLine { id, result }
 }

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use wharf::console::app::{Badge, PlanState, View};
-use wharf::console::{Action, Console};
+use wharf::console::{Console, Intent, Msg};
 
 use crate::fixture;
 use crate::harness::{FIRST, LEAKY, Product, settle};
@@ -17,16 +17,16 @@ fn planning_can_be_cancelled_and_keys_still_answer() {
         .map(|i| line.replacen("\"e\"", &format!("\"e{i}\""), 1))
         .collect();
     fixture::write_input(p.folder.path(), "05-big.jsonl", big.as_bytes(), 10);
-    p.step_and_draw(Action::Reload);
-    p.console.step(Action::Bottom);
+    p.step_and_draw(Intent::Reload);
+    p.console.step(Intent::Bottom);
     assert!(
         matches!(p.console.app.inbox.plan, PlanState::Running { .. }),
         "planning started"
     );
-    p.console.step(Action::Help);
+    p.console.step(Intent::Help);
     assert!(p.console.app.help, "keys answer while the worker plans");
-    p.console.step(Action::Help);
-    p.console.step(Action::Cancel);
+    p.console.step(Intent::Help);
+    p.console.step(Intent::Cancel);
     let PlanState::Failed(why) = &p.console.app.inbox.plan else {
         panic!("not cancelled")
     };
@@ -78,31 +78,31 @@ fn wait_for(console: &mut Console, done: impl Fn(&Console) -> bool) {
 fn a_changed_input_gets_its_badge_and_a_quarantine_line_only_for_the_same_bytes() {
     let mut p = Product::samples();
     p.select(LEAKY);
-    p.steps([Action::Run, Action::Confirm, Action::Back]);
+    p.steps([Intent::Run, Intent::Confirm, Intent::Back]);
     let path = p.path(&format!("inbox/{LEAKY}"));
     let mut bytes = std::fs::read(&path).expect("read");
     bytes.extend_from_slice(fixture::LATE_FIX.as_bytes());
     std::fs::write(&path, bytes).expect("write");
     fixture::set_time(&path, 20);
-    p.step_and_draw(Action::Reload);
+    p.step_and_draw(Intent::Reload);
     assert_eq!(
         p.badge(LEAKY),
         Badge::New,
         "other bytes: no longer the refused ones"
     );
-    let screen = p.steps([Action::Show(View::Quarantine), Action::Open, Action::Open]);
+    let screen = p.steps([Intent::Show(View::Quarantine), Intent::Open, Intent::Open]);
     assert!(
         screen.contains("no longer holds the quarantined bytes"),
         "{screen}"
     );
     assert!(!screen.contains("a@example.com"));
-    p.steps([Action::Back, Action::Back, Action::Show(View::Inbox)]);
+    p.steps([Intent::Back, Intent::Back, Intent::Show(View::Inbox)]);
     p.select(FIRST);
     p.land_selected();
     let first = p.path(&format!("inbox/{FIRST}"));
     std::fs::write(&first, fixture::LATE_FIX).expect("write");
     fixture::set_time(&first, 21);
-    p.step_and_draw(Action::Reload);
+    p.step_and_draw(Intent::Reload);
     assert_eq!(p.badge(FIRST), Badge::Changed, "same name, new bytes");
 }
 
@@ -114,9 +114,9 @@ fn the_plan_lists_every_date_of_a_too_many_dates_refusal() {
         .map(|d| format!("{{\"event_id\":\"d{d}\",\"order_id\":1{d},\"status\":\"PAID\",\"updated_at\":\"2024-04-{d}T10:00:00Z\"}}\n"))
         .collect();
     fixture::write_input(p.folder.path(), "05-three-days.jsonl", days.as_bytes(), 9);
-    p.step_and_draw(Action::Reload);
+    p.step_and_draw(Intent::Reload);
     p.select("05-three-days.jsonl");
-    let screen = p.step_and_draw(Action::Tick);
+    let screen = p.step_and_draw(Msg::Tick);
     assert!(screen.contains("too_many_dates"), "{screen}");
     for d in ["01", "02", "03"] {
         let line = screen
@@ -134,17 +134,17 @@ fn ranked_jumps_to_the_next_tie_and_filters_by_key() {
                {\"event_id\":\"t2\",\"order_id\":7,\"status\":\"B\",\"updated_at\":\"2024-03-01T11:00:00+01:00\"}\n\
                {\"event_id\":\"o1\",\"order_id\":3,\"status\":\"C\",\"updated_at\":\"2024-03-01T09:00:00Z\"}\n";
     fixture::write_input(p.folder.path(), "06-tie.jsonl", tie.as_bytes(), 9);
-    p.step_and_draw(Action::Reload);
+    p.step_and_draw(Intent::Reload);
     p.select("06-tie.jsonl");
-    p.steps([Action::NextPane, Action::NextPane, Action::NextPane]);
+    p.steps([Intent::NextPane, Intent::NextPane, Intent::NextPane]);
     assert_eq!(p.console.app.ranked.cursor, 0);
-    let screen = p.step_and_draw(Action::NextMark);
+    let screen = p.step_and_draw(Intent::NextMark);
     assert_eq!(
         p.console.app.ranked.cursor, 1,
         "the first row of key 7, after key 3"
     );
     assert!(screen.contains("earlier arrival"), "{screen}");
-    let screen = p.steps([Action::Filter, Action::Input('3'), Action::Submit]);
+    let screen = p.steps([Intent::Filter, Intent::Input('3'), Intent::Submit]);
     assert_eq!(p.console.app.ranked.rows.len(), 1, "{screen}");
 }
 

@@ -1,5 +1,5 @@
 //! The harness: the kit's [`kit::Product`] holding a copy of the samples, with a console
-//! over it, driven by actions or keys, drawn after each step.
+//! over it, driven by intents or keys, drawn after each step.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use wharf::config::Config;
 use wharf::console::app::{Badge, Dialog, Finished};
-use wharf::console::{Action, Console, Event, theme};
+use wharf::console::{Console, Incoming, Intent, Msg, theme};
 use wharf::land::RunStatus;
 
 use crate::kit;
@@ -35,19 +35,19 @@ impl Product {
         self.folder.path().join(rel)
     }
 
-    /// Applies `action`, waits for the work it started, draws; returns the screen.
-    pub fn step_and_draw(&mut self, action: Action) -> String {
-        self.console.step(action);
+    /// Applies `msg`, waits for the work it started, draws; returns the screen.
+    pub fn step_and_draw(&mut self, msg: impl Into<Msg>) -> String {
+        self.console.step(msg);
         settle(&mut self.console);
         let mut terminal = Terminal::new(TestBackend::new(120, 36)).expect("terminal");
         self.console.draw(&mut terminal).expect("draw");
         terminal.backend().to_string()
     }
 
-    pub fn steps(&mut self, actions: impl IntoIterator<Item = Action>) -> String {
-        actions
+    pub fn steps(&mut self, intents: impl IntoIterator<Item = Intent>) -> String {
+        intents
             .into_iter()
-            .map(|a| self.step_and_draw(a))
+            .map(|c| self.step_and_draw(c))
             .last()
             .unwrap_or_default()
     }
@@ -55,15 +55,15 @@ impl Product {
     /// A key through the keymap, as the terminal would send it.
     pub fn key(&mut self, code: KeyCode) -> String {
         let event = TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE));
-        self.console.handle(Event::Terminal(event));
-        self.step_and_draw(Action::Tick)
+        self.console.handle(Incoming::Terminal(event));
+        self.step_and_draw(Msg::Tick)
     }
 
     pub fn select(&mut self, name: &str) {
-        self.console.step(Action::Top);
+        self.console.step(Intent::Top);
         while self.current() != name {
             let before = self.console.app.inbox.cursor;
-            self.console.step(Action::Down);
+            self.console.step(Intent::Down);
             assert_ne!(
                 before, self.console.app.inbox.cursor,
                 "{name} is not in the inbox"
@@ -101,12 +101,12 @@ impl Product {
 
     /// Lands the selected input through `r`, `y`.
     pub fn land_selected(&mut self) -> RunStatus {
-        self.steps([Action::Run, Action::Confirm]);
+        self.steps([Intent::Run, Intent::Confirm]);
         let Some(Dialog::Result(Finished::Landed { status, .. })) = &self.console.app.dialog else {
             panic!("no landing result: {:?}", self.console.app.dialog);
         };
         let status = *status;
-        self.step_and_draw(Action::Back);
+        self.step_and_draw(Intent::Back);
         status
     }
 }

@@ -1,7 +1,7 @@
 //! Landing through the console: confirm, cancel, refuse, the typed shrink, restore.
 
 use crossterm::event::KeyCode;
-use wharf::console::Action;
+use wharf::console::Intent;
 use wharf::console::app::{Badge, Dialog, Finished, PlanState, View};
 use wharf::land::RunStatus;
 use wharf::plan::Action as PlanAction;
@@ -74,13 +74,13 @@ fn a_refusal_writes_quarantine_only() {
     let lake = p.lake();
     let checkpoint = std::fs::read(p.checkpoint(FIRST)).expect("checkpoint");
     p.select(LEAKY);
-    let screen = p.step_and_draw(Action::Run);
+    let screen = p.step_and_draw(Intent::Run);
     assert!(
         screen.contains("will be refused") && screen.contains("prohibited_field"),
         "{screen}"
     );
     assert!(screen.contains("quarantine only"), "{screen}");
-    p.step_and_draw(Action::Confirm);
+    p.step_and_draw(Intent::Confirm);
     let Some(Dialog::Result(Finished::Landed { status, plan, .. })) = &p.console.app.dialog else {
         panic!("no result");
     };
@@ -110,20 +110,20 @@ fn a_refusal_writes_quarantine_only() {
 fn a_shrink_lands_only_after_typing_shrink() {
     let mut p = late_fix_selected();
     let lake = p.lake();
-    let screen = p.step_and_draw(Action::Run);
+    let screen = p.step_and_draw(Intent::Run);
     assert!(
         screen.contains("would shrink published dates") && screen.contains("3 → 1 rows"),
         "{screen}"
     );
-    p.steps([Action::Input('y'), Action::Submit]);
+    p.steps([Intent::Input('y'), Intent::Submit]);
     assert!(
         matches!(p.console.app.dialog, Some(Dialog::ConfirmShrink { .. })),
         "y is not enough"
     );
-    p.step_and_draw(Action::Back);
+    p.step_and_draw(Intent::Back);
     assert!(p.console.app.dialog.is_none(), "Esc cancels");
     assert_eq!(p.lake(), lake, "nothing landed yet");
-    p.step_and_draw(Action::Run);
+    p.step_and_draw(Intent::Run);
     for c in "shrink".chars() {
         p.key(KeyCode::Char(c));
     }
@@ -140,23 +140,23 @@ fn a_shrink_lands_only_after_typing_shrink() {
 fn restore_brings_back_the_trash_generation() {
     let mut p = late_fix_selected();
     let original = p.lake();
-    p.step_and_draw(Action::Run);
+    p.step_and_draw(Intent::Run);
     p.steps(
         "shrink"
             .chars()
-            .map(Action::Input)
-            .chain([Action::Submit, Action::Back]),
+            .map(Intent::Input)
+            .chain([Intent::Submit, Intent::Back]),
     );
     let replaced = p.lake();
     assert_ne!(replaced, original);
-    let screen = p.steps([Action::Show(View::History), Action::NextPane, Action::Run]);
+    let screen = p.steps([Intent::Show(View::History), Intent::NextPane, Intent::Run]);
     assert!(
         screen.contains("Restore event_date=2024-03-01?"),
         "{screen}"
     );
-    p.step_and_draw(Action::Decline);
+    p.step_and_draw(Intent::Decline);
     assert_eq!(p.lake(), replaced, "n restores nothing");
-    p.steps([Action::Run, Action::Confirm]);
+    p.steps([Intent::Run, Intent::Confirm]);
     assert!(
         matches!(
             p.console.app.dialog,
@@ -190,7 +190,7 @@ fn late_fix_selected() -> Product {
         fixture::LATE_FIX.as_bytes(),
         9,
     );
-    p.step_and_draw(Action::Reload);
+    p.step_and_draw(Intent::Reload);
     p.select("04-late-fix.jsonl");
     p
 }

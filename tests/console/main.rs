@@ -1,4 +1,4 @@
-//! Flows through the operator console, driven by actions (and keys) against a copy of the
+//! Flows through the operator console, driven by intents (and keys) against a copy of the
 //! samples, asserting on the files the core wrote, not only on the screen: select, plan,
 //! confirm with `y`, cancel with `n` / `Esc`, a refusal, the typed `shrink`, a restore,
 //! cancelling a plan, and the inbox watcher picking up a renamed file.

@@ -161,9 +161,9 @@ mod console {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use wharf::config::Config;
-    use wharf::console::action::Msg;
     use wharf::console::app::{Dialog, Finished};
-    use wharf::console::{Action, Console, theme, workers};
+    use wharf::console::msg::Report;
+    use wharf::console::{Console, Intent, theme, workers};
     use wharf::land::RunStatus;
 
     use super::{busy_json, wait_for_lock};
@@ -206,7 +206,7 @@ mod console {
         let landing = std::thread::spawn(move || {
             let cancel = AtomicBool::new(false);
             let paused = AtomicBool::new(false);
-            let report = |_: Msg| {
+            let report = |_: Report| {
                 if !paused.swap(true, Ordering::Relaxed) {
                     holding_tx.send(()).unwrap();
                     release_rx.recv().unwrap();
@@ -233,7 +233,7 @@ mod console {
         assert!(trees(&product) == before, "a busy run changed a file");
 
         release.send(()).unwrap();
-        let Msg::Landed { result, .. } = landing.join().unwrap() else {
+        let Report::Landed { result, .. } = landing.join().unwrap() else {
             panic!("the landing worker ends with Landed");
         };
         assert_eq!(result.unwrap().status, RunStatus::Published);
@@ -285,14 +285,14 @@ mod console {
         let run = run.expect("could not catch `wharf run` holding the lock in 5 attempts");
 
         let before = trees(&product);
-        console.step(Action::Run);
+        console.step(Intent::Run);
         settle(&mut console);
         assert!(
             matches!(console.app.dialog, Some(Dialog::ConfirmRun { .. })),
             "{:?}",
             console.app.dialog
         );
-        console.step(Action::Confirm);
+        console.step(Intent::Confirm);
         settle(&mut console);
         let Some(Dialog::Result(Finished::Failed { error, .. })) = &console.app.dialog else {
             panic!("expected a failed landing: {:?}", console.app.dialog);
@@ -317,8 +317,8 @@ mod console {
 
         // The run done, the same confirmation is no longer busy: the console lands, and
         // here refuses (a `shrink`: 2,000 events about to replace the run's 50,000).
-        for action in [Action::Back, Action::Run, Action::Confirm] {
-            console.step(action);
+        for intent in [Intent::Back, Intent::Run, Intent::Confirm] {
+            console.step(intent);
             settle(&mut console);
         }
         let Some(Dialog::Result(Finished::Landed { status, plan, .. })) = &console.app.dialog
@@ -348,10 +348,10 @@ mod console {
     }
 
     fn select(console: &mut Console, name: &str) {
-        console.step(Action::Top);
+        console.step(Intent::Top);
         while console.app.current().map(|r| r.entry.name.as_str()) != Some(name) {
             let before = console.app.inbox.cursor;
-            console.step(Action::Down);
+            console.step(Intent::Down);
             assert_ne!(
                 before, console.app.inbox.cursor,
                 "{name} is not in the inbox"

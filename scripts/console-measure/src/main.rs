@@ -21,7 +21,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use wharf::config::Config;
 use wharf::console::app::PlanState;
-use wharf::console::{Action, Console, Event, event_loop, theme};
+use wharf::console::{Console, Incoming, Msg, event_loop, theme};
 
 /// The sample product's config (inbox, roots and schema as the samples have them).
 const CONFIG: &str = include_str!("../../../samples/wharf.toml");
@@ -64,7 +64,7 @@ fn first_frame(dir: &Path) {
                 let started = Instant::now();
                 let config = Config::load(&config_path).expect("config");
                 let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
-                console.step(Action::Resize(160, 48));
+                console.step(Msg::Resize(160, 48));
                 let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
                 console.draw(&mut terminal).expect("draw");
                 let elapsed = started.elapsed();
@@ -111,12 +111,12 @@ fn key_latency(dir: &Path, big: &Path) {
     let size = std::fs::metadata(&input).expect("size").len();
     let config = Config::load(&config_path).expect("config");
     let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
-    console.step(Action::Resize(160, 48));
+    console.step(Msg::Resize(160, 48));
     let planning_started = Instant::now();
     let tx = console.sender();
     let (frame_tx, frame_rx) = mpsc::channel::<(Instant, bool)>();
     let injector = std::thread::spawn(move || {
-        let key = |code| Event::Terminal(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        let key = |code| Incoming::Terminal(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
         let mut latencies = Vec::new();
         let mut pause = 25u64;
         loop {

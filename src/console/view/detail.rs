@@ -6,7 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::{bar, cut, mark, scroll, size, spinner, text};
+use super::widgets::{bar, cut, mark, scroll, size, spinner, text};
 use crate::console::app::{App, Loading};
 use crate::console::ranked::Note;
 use crate::console::raw::{LineOutcome, RawLine};

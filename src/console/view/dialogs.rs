@@ -1,141 +1,61 @@
-//! What draws over the views: the run / shrink / restore confirmations, the landing
-//! progress, the result, the quarantine raw line and the help screen.
+//! The dialogs: the run, shrink and restore confirmations, and the result of a landing
+//! or a restore. Each says what will be written (or was), and which key does what.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Wrap};
 
-use super::{bar, shown_path, size, spinner, text};
-use crate::console::app::{App, Dialog, Finished, View};
-use crate::land::{Progress, RunStatus};
+use super::popup::popup;
+use super::widgets::{shown_path, text};
+use crate::console::app::{App, Dialog, Finished, PartitionRow};
+use crate::land::RunStatus;
 use crate::plan::{Action, Plan, Refusal};
 
-pub fn overlays(app: &App, frame: &mut Frame, area: Rect) {
-    if app.view == View::Quarantine
-        && let Some(raw) = app
-            .quarantine
-            .rejects
-            .as_ref()
-            .and_then(|r| r.raw.as_ref().map(|raw| (r, raw)))
-    {
-        super::help::raw_line(app, frame, area, raw);
-    }
-    if let Some(task) = &app.task {
-        let mut lines = vec![Line::default()];
-        match &task.progress {
-            None => lines.push(Line::styled(
-                format!("{} starting…", spinner(app)),
-                app.theme.muted,
-            )),
-            Some(Progress::Reading { bytes, total }) => {
-                lines.push(Line::styled(
-                    format!("reading and checking {} of {}", size(*bytes), size(*total)),
-                    app.theme.text,
-                ));
-                lines.push(Line::styled(bar(*bytes, *total, 30), app.theme.gauge));
-                lines.push(Line::styled(
-                    "c stops it now, before anything is written",
-                    app.theme.muted,
-                ));
-            }
-            Some(Progress::Staging { date }) => lines.push(Line::styled(
-                format!("{} writing event_date={date} in staging", spinner(app)),
-                app.theme.text,
-            )),
-            Some(Progress::Swapping { date }) => lines.push(Line::styled(
-                format!("{} swapping event_date={date} in", spinner(app)),
-                app.theme.text,
-            )),
-        }
-        popup(
-            app,
-            frame,
-            area,
-            Line::from(text(&format!(" {} ", task.title), app.theme.title)),
-            lines,
-            60,
-        );
-    }
-    if let Some(dialog) = &app.dialog {
-        let (title, lines) = match dialog {
-            Dialog::ConfirmRun { plan, .. } => confirm_run(app, plan),
-            Dialog::ConfirmShrink { plan, typed, .. } => confirm_shrink(app, plan, typed),
-            Dialog::ConfirmRestore { partition } => {
-                let t = &app.theme;
-                let previous = partition.previous.as_ref();
-                let owner = previous
-                    .and_then(|p| p.owner.as_ref())
-                    .map_or("unknown", |o| o.input_name.as_str());
-                let lines = vec![
-                    Line::from(vec![
-                        Span::raw("Bring back the generation replaced at "),
-                        text(previous.map_or("", |p| p.replaced_at.as_str()), t.text),
-                    ]),
-                    Line::from(vec![
-                        Span::raw("  "),
-                        Span::styled(format!("{} rows", previous.map_or(0, |p| p.rows)), t.text),
-                        Span::raw(" from "),
-                        text(owner, t.text),
-                    ]),
-                    Line::from(vec![
-                        Span::raw("The live partition ("),
-                        Span::raw(format!("{} rows from ", partition.rows)),
-                        text(partition.owner.as_deref().unwrap_or("unknown"), t.text),
-                        Span::raw(") moves to the trash; restoring again undoes this."),
-                    ]),
-                    Line::default(),
-                    answer(app, "y", "restore", "n / Esc", "cancel"),
-                ];
-                (format!(" Restore event_date={}? ", partition.date), lines)
-            }
-            Dialog::Result(finished) => result(app, finished),
-        };
-        popup(
-            app,
-            frame,
-            area,
-            Line::from(text(&title, app.theme.title)),
-            lines,
-            72,
-        );
-    }
-    if app.help {
-        super::help::help(app, frame, area);
-    }
+/// Draws `dialog` over `area`.
+pub fn draw(app: &App, frame: &mut Frame, area: Rect, dialog: &Dialog) {
+    let (title, lines) = match dialog {
+        Dialog::ConfirmRun { plan, .. } => confirm_run(app, plan),
+        Dialog::ConfirmShrink { plan, typed, .. } => confirm_shrink(app, plan, typed),
+        Dialog::ConfirmRestore { partition } => confirm_restore(app, partition),
+        Dialog::Result(finished) => result(app, finished),
+    };
+    popup(
+        app,
+        frame,
+        area,
+        Line::from(text(&title, app.theme.title)),
+        lines,
+        72,
+    );
 }
 
-/// A centred box `percent` of the width wide (at least 60 columns), tall enough for
-/// `lines` once wrapped.
-pub(super) fn popup(
-    app: &App,
-    frame: &mut Frame,
-    area: Rect,
-    title: Line<'static>,
-    lines: Vec<Line<'static>>,
-    percent: u16,
-) {
-    let width = (area.width * percent / 100).clamp(60, 100).min(area.width);
-    let inner_width = usize::from(width.saturating_sub(4)).max(1);
-    let wrapped: usize = lines
-        .iter()
-        .map(|l| l.width().max(1).div_ceil(inner_width))
-        .sum();
-    let height = (wrapped as u16 + 2).min(area.height);
-    let rect = area.centered(Constraint::Length(width), Constraint::Length(height));
-    frame.render_widget(Clear, rect);
-    let block = Block::bordered()
-        .border_type(BorderType::Double)
-        .border_style(app.theme.border_focus)
-        .style(app.theme.dialog)
-        .padding(ratatui::widgets::Padding::horizontal(1))
-        .title(title);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block),
-        rect,
-    );
+fn confirm_restore(app: &App, partition: &PartitionRow) -> (String, Vec<Line<'static>>) {
+    let t = &app.theme;
+    let previous = partition.previous.as_ref();
+    let owner = previous
+        .and_then(|p| p.owner.as_ref())
+        .map_or("unknown", |o| o.input_name.as_str());
+    let lines = vec![
+        Line::from(vec![
+            Span::raw("Bring back the generation replaced at "),
+            text(previous.map_or("", |p| p.replaced_at.as_str()), t.text),
+        ]),
+        Line::from(vec![
+            Span::raw("  "),
+            Span::styled(format!("{} rows", previous.map_or(0, |p| p.rows)), t.text),
+            Span::raw(" from "),
+            text(owner, t.text),
+        ]),
+        Line::from(vec![
+            Span::raw("The live partition ("),
+            Span::raw(format!("{} rows from ", partition.rows)),
+            text(partition.owner.as_deref().unwrap_or("unknown"), t.text),
+            Span::raw(") moves to the trash; restoring again undoes this."),
+        ]),
+        Line::default(),
+        answer(app, "y", "restore", "n / Esc", "cancel"),
+    ];
+    (format!(" Restore event_date={}? ", partition.date), lines)
 }
 
 fn answer(app: &App, yes: &str, what: &str, no: &str, cancel: &str) -> Line<'static> {

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{bar, block, cut, mark, scroll, short, size, spinner, text};
+use super::widgets::{bar, block, cut, mark, scroll, short, size, spinner, text};
 use crate::console::app::{App, Badge, Pane, PlanState};
 use crate::console::theme::Theme;
 use crate::plan::{Action, DatePlan, Plan, Refusal};
@@ -64,7 +64,7 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
     if rows.is_empty() {
         let empty = format!(
             "empty: nothing in {}",
-            super::shown_path(app, &app.config.inbox)
+            super::widgets::shown_path(app, &app.config.inbox)
         );
         frame.render_widget(
             Paragraph::new(Line::from(text(&empty, t.muted))).wrap(Wrap { trim: false }),

@@ -6,9 +6,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{block, cut, mark, scroll, short, text};
+use super::widgets::{block, cut, mark, scroll, short, text};
 use crate::console::app::{App, HistoryPane};
-use crate::console::panes::visible_entries;
 
 /// A table of rows already cut to width, the cursor row highlighted.
 fn table(
@@ -87,7 +86,7 @@ pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
         table(app, frame, inner, header, rows, Some(rejects.cursor));
         return;
     }
-    let visible = visible_entries(&app.quarantine);
+    let visible = app.quarantine.visible();
     let filter = if app.quarantine.filter.is_empty() {
         String::new()
     } else {

@@ -1,0 +1,95 @@
+//! Intents while a dialog is open: nothing else reacts. `y` / typed `shrink` start the
+//! landing or the restore, `n` / `Esc` cancel, any of them closes a result.
+
+use crate::console::app::{App, Dialog, Task};
+use crate::console::msg::{Effect, Intent};
+
+use super::inbox;
+
+/// An intent in the open dialog.
+pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
+    let Some(open) = app.dialog.take() else {
+        return Vec::new();
+    };
+    match (open, intent) {
+        (Dialog::ConfirmRun { path, stamp, plan }, Intent::Confirm) => {
+            inbox::land(app, path, stamp, &plan, false)
+        }
+        (
+            Dialog::ConfirmShrink {
+                path,
+                stamp,
+                plan,
+                typed,
+            },
+            Intent::Submit,
+        ) => {
+            if typed.trim() == "shrink" {
+                inbox::land(app, path, stamp, &plan, true)
+            } else {
+                app.warn("type the word shrink, then Enter, to allow it (Esc cancels)");
+                app.dialog = Some(Dialog::ConfirmShrink {
+                    path,
+                    stamp,
+                    plan,
+                    typed: String::new(),
+                });
+                Vec::new()
+            }
+        }
+        (
+            Dialog::ConfirmShrink {
+                path,
+                stamp,
+                plan,
+                mut typed,
+            },
+            intent @ (Intent::Input(_) | Intent::Backspace),
+        ) => {
+            match intent {
+                Intent::Input(c) if typed.chars().count() < 32 => typed.push(c),
+                Intent::Backspace => {
+                    typed.pop();
+                }
+                _ => {}
+            }
+            app.dialog = Some(Dialog::ConfirmShrink {
+                path,
+                stamp,
+                plan,
+                typed,
+            });
+            Vec::new()
+        }
+        (Dialog::ConfirmRestore { partition }, Intent::Confirm) => {
+            let Some(date) = crate::contract::Date::parse(&partition.date) else {
+                return Vec::new();
+            };
+            let id = app.id();
+            app.task = Some(Task {
+                id,
+                title: format!("restoring event_date={}", partition.date),
+                progress: None,
+            });
+            vec![Effect::Restore { id, date }]
+        }
+        (Dialog::Result(_), Intent::Back | Intent::Open | Intent::Confirm | Intent::Decline) => {
+            Vec::new()
+        }
+        (
+            Dialog::ConfirmRun { .. } | Dialog::ConfirmShrink { .. },
+            Intent::Back | Intent::Decline,
+        ) => {
+            app.info("cancelled; nothing was written");
+            Vec::new()
+        }
+        (Dialog::ConfirmRestore { .. }, Intent::Back | Intent::Decline) => {
+            app.info("restore cancelled; nothing was changed");
+            Vec::new()
+        }
+        (open, _) => {
+            app.dialog = Some(open);
+            Vec::new()
+        }
+    }
+}

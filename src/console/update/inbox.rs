@@ -1,0 +1,251 @@
+//! The Inbox view: the cursor, which input is selected, the work that follows a
+//! selection (its plan, and the Raw / Ranked data when those tabs show), cancelling it,
+//! and `r`: the confirmation, then the landing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::cursor::move_cursor;
+use super::detail::{ensure_detail, mark, window};
+use crate::console::app::{
+    App, Badge, Dialog, Loading, Pane, PlanState, RankedState, RawState, Stamp, Task,
+};
+use crate::console::msg::{Effect, Intent};
+use crate::plan::{Action, Plan, Refusal};
+
+const PANES: [Pane; 4] = [Pane::List, Pane::Plan, Pane::Raw, Pane::Ranked];
+
+/// An intent in the Inbox view.
+pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
+    // Once the operator acts in this view, the cursor is theirs.
+    app.inbox.auto_cursor = false;
+    let page = app.page();
+    match app.pane {
+        Pane::List => {
+            if move_cursor(&mut app.inbox.cursor, app.inbox.rows.len(), intent, page) {
+                return select(app);
+            }
+        }
+        Pane::Raw => {
+            let total = match &app.raw.index {
+                Loading::Ready(index) => index.lines() as usize,
+                _ => 0,
+            };
+            let mut cursor = app.raw.cursor.saturating_sub(1) as usize;
+            if move_cursor(&mut cursor, total, intent, page) {
+                app.raw.cursor = cursor as u64 + 1;
+                return window(app).into_iter().collect();
+            }
+        }
+        Pane::Ranked => {
+            if move_cursor(&mut app.ranked.cursor, app.ranked.rows.len(), intent, page) {
+                return Vec::new();
+            }
+        }
+        Pane::Plan => {
+            // About as many lines as the plan shows: its dates and a dozen more.
+            let lines = app.plan().map_or(1, |p| p.dates.len() + 12);
+            let mut scroll = usize::from(app.inbox.plan_scroll);
+            if move_cursor(&mut scroll, lines, intent, page) {
+                app.inbox.plan_scroll = scroll as u16;
+                return Vec::new();
+            }
+        }
+    }
+    match intent {
+        Intent::NextPane | Intent::PrevPane => {
+            let at = PANES.iter().position(|p| *p == app.pane).unwrap_or(0);
+            let step = if matches!(intent, Intent::NextPane) {
+                1
+            } else {
+                PANES.len() - 1
+            };
+            return show_pane(app, PANES[(at + step) % PANES.len()]);
+        }
+        Intent::Open => match app.pane {
+            Pane::List => {
+                let detail = app.detail;
+                let mut effects = show_pane(app, detail);
+                if matches!(app.inbox.plan, PlanState::Failed(_) | PlanState::None) {
+                    effects.extend(replan(app));
+                }
+                return effects;
+            }
+            Pane::Plan => return replan(app),
+            Pane::Raw | Pane::Ranked => return show_pane(app, app.pane),
+        },
+        Intent::Run => run_dialog(app),
+        Intent::Cancel => return cancel_work(app, true),
+        Intent::Back => {
+            let effects = cancel_work(app, false);
+            if effects.is_empty() {
+                app.pane = Pane::List;
+            }
+            return effects;
+        }
+        Intent::NextMark | Intent::PrevMark => {
+            return mark(app, matches!(intent, Intent::NextMark));
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Focuses `pane`, loading what it shows.
+fn show_pane(app: &mut App, pane: Pane) -> Vec<Effect> {
+    app.pane = pane;
+    if pane != Pane::List {
+        app.detail = pane;
+    }
+    ensure_detail(app)
+}
+
+/// Makes the row under the cursor the selected input, planning it.
+pub fn select(app: &mut App) -> Vec<Effect> {
+    let Some(row) = app.current() else {
+        app.inbox.selected = None;
+        return Vec::new();
+    };
+    let path = row.entry.path.clone();
+    let ignored = matches!(row.badge, Badge::Ignored(_));
+    if app.inbox.selected.as_ref() == Some(&path) {
+        return Vec::new();
+    }
+    let mut effects = cancel_work(app, false);
+    app.inbox.selected = Some(path);
+    app.raw = RawState::default();
+    app.ranked = RankedState {
+        filter: std::mem::take(&mut app.ranked.filter),
+        ..RankedState::default()
+    };
+    app.inbox.plan = PlanState::None;
+    app.inbox.plan_scroll = 0;
+    if ignored {
+        return effects;
+    }
+    effects.extend(replan(app));
+    effects.extend(ensure_detail(app));
+    effects
+}
+
+/// Plans the selected input again (after a landing, or on request).
+pub fn replan(app: &mut App) -> Vec<Effect> {
+    let Some(path) = app.selected_closed() else {
+        return Vec::new();
+    };
+    let mut effects = Vec::new();
+    if let PlanState::Running { id, .. } = app.inbox.plan {
+        effects.push(Effect::Cancel { id });
+    }
+    let id = app.id();
+    let total = app.current().map_or(0, |r| r.entry.size);
+    app.inbox.planned = app.current().map(|r| Stamp {
+        size: r.entry.size,
+        modified: r.entry.modified,
+    });
+    app.inbox.plan = PlanState::Running {
+        id,
+        bytes: 0,
+        total,
+    };
+    effects.push(Effect::Plan { id, path });
+    effects
+}
+
+/// Cancels the planning, indexing and ranking in progress; `say` reports it.
+fn cancel_work(app: &mut App, say: bool) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    let cancelled = "cancelled; Enter starts it again";
+    if let PlanState::Running { id, .. } = app.inbox.plan {
+        effects.push(Effect::Cancel { id });
+        app.inbox.plan = PlanState::Failed(format!("planning {cancelled}"));
+    }
+    if let Loading::Running { id, .. } = app.raw.index {
+        effects.push(Effect::Cancel { id });
+        app.raw.index = Loading::Failed(format!("indexing {cancelled}"));
+    }
+    if let Loading::Running { id, .. } = app.ranked.data {
+        effects.push(Effect::Cancel { id });
+        app.ranked.data = Loading::Failed(format!("ranking {cancelled}"));
+    }
+    if let Some(task) = app.task.as_ref().filter(|_| say) {
+        // The core honours this only while it reads the input, before anything is written.
+        effects.push(Effect::Cancel { id: task.id });
+        app.info(format!(
+            "asked {} to stop: it stops only while it still reads the input",
+            task.title
+        ));
+        return effects;
+    }
+    if say && effects.is_empty() {
+        app.info("nothing to cancel");
+    } else if say || !effects.is_empty() {
+        app.info(cancelled);
+    }
+    effects
+}
+
+/// The dialog `r` opens for a ready plan.
+fn run_dialog(app: &mut App) {
+    if let Some(task) = &app.task {
+        let text = format!("{} is in progress; wait for it to finish", task.title);
+        app.warn(text);
+        return;
+    }
+    let Some(row) = app.current() else {
+        return;
+    };
+    if let Badge::Ignored(why) = row.badge {
+        let text = format!("{} is ignored ({why}); nothing to run", row.entry.name);
+        app.warn(text);
+        return;
+    }
+    let path = row.entry.path.clone();
+    let stamp = Stamp {
+        size: row.entry.size,
+        modified: row.entry.modified,
+    };
+    let plan = match &app.inbox.plan {
+        PlanState::Ready(plan) if app.inbox.selected.as_ref() == Some(&path) => plan.clone(),
+        PlanState::Running { .. } => {
+            app.info("the plan is still being computed; press r again when it is ready");
+            return;
+        }
+        _ => {
+            app.info("no plan for this input yet; press Enter to plan it");
+            return;
+        }
+    };
+    app.dialog = Some(match (&plan.action, &plan.refusal) {
+        (Action::Refuse, Some(Refusal::Shrink { .. })) => Dialog::ConfirmShrink {
+            path,
+            stamp,
+            plan,
+            typed: String::new(),
+        },
+        _ => Dialog::ConfirmRun { path, stamp, plan },
+    });
+}
+
+/// Starts landing `path` as confirmed.
+pub fn land(
+    app: &mut App,
+    path: PathBuf,
+    stamp: Stamp,
+    plan: &Arc<Plan>,
+    allow_shrink: bool,
+) -> Vec<Effect> {
+    let id = app.id();
+    app.task = Some(Task {
+        id,
+        title: format!("landing {}", plan.input_name),
+        progress: None,
+    });
+    app.message = None;
+    vec![Effect::Land {
+        id,
+        path,
+        stamp,
+        allow_shrink,
+    }]
+}

@@ -1,0 +1,94 @@
+//! [`update`]: the only place the [`App`] changes. It takes a [`Msg`] and returns the
+//! [`Effect`]s the runtime must carry out; it never touches the disk or the clock, so the
+//! tests drive it (through the runtime) without a terminal.
+//!
+//! This module routes; each part of the App has its own module: [`inbox`] (the list,
+//! the selection, a landing's start), [`detail`] (the Raw and Ranked tabs),
+//! [`quarantine`], [`history`], [`dialog`] (the confirmations and the result), [`filter`]
+//! (a `/` filter being typed), and [`worker`] / [`reload`] (what reports bring in).
+//! Shared by several: [`cursor`]. None of them calls back into this module.
+
+mod cursor;
+mod detail;
+mod dialog;
+mod filter;
+mod history;
+mod inbox;
+mod quarantine;
+mod reload;
+mod worker;
+
+use super::app::{App, Pane, View};
+use super::msg::{Effect, Intent, Msg};
+
+/// Applies `msg` to `app`.
+pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Report(report) => worker::on_report(app, report),
+        Msg::Tick => {
+            app.ticks += 1;
+            Vec::new()
+        }
+        Msg::Resize(width, height) => {
+            app.size = (width, height);
+            Vec::new()
+        }
+        Msg::Intent(intent) => on_intent(app, intent),
+    }
+}
+
+/// The operator's intent: what is open takes it first (help, a filter being typed, a
+/// dialog), then the intents of every view, then the current view's.
+fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
+    if intent == Intent::Quit {
+        quit(app);
+        return Vec::new();
+    }
+    if app.help {
+        if matches!(intent, Intent::Help | Intent::Back | Intent::Open) {
+            app.help = false;
+        }
+        return Vec::new();
+    }
+    if app.editing.is_some() {
+        return filter::on_intent(app, intent);
+    }
+    if app.dialog.is_some() {
+        return dialog::on_intent(app, intent);
+    }
+    match intent {
+        Intent::Help => app.help = true,
+        Intent::Show(view) => {
+            app.view = view;
+            app.message = None;
+        }
+        Intent::Reload => return vec![Effect::Reload],
+        Intent::Filter => match (app.view, app.detail_tab()) {
+            (View::Quarantine, _) if app.quarantine.rejects.is_none() => {
+                app.editing = Some(app.quarantine.filter.clone());
+            }
+            (View::Inbox, Pane::Ranked) => {
+                app.pane = Pane::Ranked;
+                app.editing = Some(app.ranked.filter.clone());
+            }
+            _ => app.info("/ filters the Ranked tab by key and the Quarantine list by name"),
+        },
+        intent => {
+            return match app.view {
+                View::Inbox => inbox::on_intent(app, intent),
+                View::Quarantine => quarantine::on_intent(app, intent),
+                View::History => history::on_intent(app, intent),
+            };
+        }
+    }
+    Vec::new()
+}
+
+fn quit(app: &mut App) {
+    if let Some(task) = &app.task {
+        let text = format!("{} is in progress; quit when it has finished", task.title);
+        app.warn(text);
+    } else {
+        app.quit = true;
+    }
+}

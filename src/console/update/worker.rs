@@ -1,0 +1,145 @@
+//! What the App does with a worker's or the runtime's [`Report`]. A result whose id is
+//! no longer the one the App waits for (the operator moved on, or cancelled) is dropped.
+
+use super::detail::{ranked_rows, window};
+use super::inbox::replan;
+use super::reload;
+use crate::console::app::{App, Dialog, Finished, Loading, PlanState, Rejects};
+use crate::console::msg::{Effect, Report};
+
+/// Applies one report.
+pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
+    match report {
+        Report::Loaded(snapshot) => return reload::loaded(app, *snapshot),
+        Report::LoadFailed(error) => app.error(error),
+        Report::Hashed {
+            path,
+            stamp,
+            sha256,
+        } => {
+            app.inbox.hashes.insert(path.clone(), (stamp, sha256));
+            if let Some(i) = app.inbox.rows.iter().position(|r| r.entry.path == path) {
+                app.inbox.rows[i].badge = reload::badge(&app.inbox, &app.inbox.rows[i].entry);
+            }
+            return reload::place_cursor(app);
+        }
+        Report::HashingDone { id } if app.inbox.hashing == Some(id) => app.inbox.hashing = None,
+        Report::PlanProgress { id, bytes, total } => {
+            if let PlanState::Running { id: want, .. } = app.inbox.plan
+                && want == id
+            {
+                app.inbox.plan = PlanState::Running { id, bytes, total };
+            }
+        }
+        Report::Planned { id, result, .. } => {
+            if matches!(app.inbox.plan, PlanState::Running { id: want, .. } if want == id) {
+                app.inbox.plan = match result {
+                    Ok(plan) => PlanState::Ready(plan),
+                    Err(error) => PlanState::Failed(error),
+                };
+            }
+        }
+        Report::LandProgress { id, progress } => {
+            if let Some(task) = app.task.as_mut().filter(|t| t.id == id) {
+                task.progress = Some(progress);
+            }
+        }
+        Report::Landed { id, result } if app.task.as_ref().is_some_and(|t| t.id == id) => {
+            app.task = None;
+            app.dialog = Some(Dialog::Result(match result {
+                Ok(landed) => Finished::Landed {
+                    status: landed.status,
+                    plan: landed.plan,
+                    duration_ms: landed.duration_ms,
+                    allowed_shrink: landed.allowed_shrink,
+                },
+                Err(error) => Finished::Failed {
+                    what: "the landing".into(),
+                    error,
+                },
+            }));
+            let mut effects = vec![Effect::Reload];
+            effects.extend(replan(app));
+            return effects;
+        }
+        Report::Restored { id, result } if app.task.as_ref().is_some_and(|t| t.id == id) => {
+            app.task = None;
+            app.dialog = Some(Dialog::Result(match result {
+                Ok(restored) => Finished::Restored(restored),
+                Err(error) => Finished::Failed {
+                    what: "the restore".into(),
+                    error,
+                },
+            }));
+            let mut effects = vec![Effect::Reload];
+            effects.extend(replan(app));
+            return effects;
+        }
+        Report::IndexProgress { id, bytes, total } => {
+            if matches!(app.raw.index, Loading::Running { id: want, .. } if want == id) {
+                app.raw.index = Loading::Running { id, bytes, total };
+            }
+        }
+        Report::Indexed { id, result } => {
+            if matches!(app.raw.index, Loading::Running { id: want, .. } if want == id) {
+                app.raw.index = match result {
+                    Ok(index) => Loading::Ready(index),
+                    Err(error) => Loading::Failed(error),
+                };
+                app.raw.window.clear();
+                return window(app).into_iter().collect();
+            }
+        }
+        Report::Window {
+            path,
+            start,
+            result,
+        } if app.raw.path.as_ref() == Some(&path) => match result {
+            Ok(lines) => {
+                app.raw.window_start = start;
+                app.raw.window = lines;
+            }
+            Err(error) => app.raw.index = Loading::Failed(error),
+        },
+        Report::RankProgress { id, bytes, total } => {
+            if matches!(app.ranked.data, Loading::Running { id: want, .. } if want == id) {
+                app.ranked.data = Loading::Running { id, bytes, total };
+            }
+        }
+        Report::Ranked { id, result } => {
+            if matches!(app.ranked.data, Loading::Running { id: want, .. } if want == id) {
+                match result {
+                    Ok(ranked) => {
+                        app.ranked.rows = ranked_rows(&ranked, &app.ranked.filter);
+                        app.ranked.cursor = 0;
+                        app.ranked.data = Loading::Ready(ranked);
+                    }
+                    Err(error) => app.ranked.data = Loading::Failed(error),
+                }
+            }
+        }
+        Report::Rejects { result } => match result.map(|boxed| *boxed) {
+            Ok((summary, records)) => {
+                app.quarantine.rejects = Some(Rejects {
+                    summary,
+                    records,
+                    cursor: 0,
+                    raw: None,
+                });
+            }
+            Err(error) => app.error(error),
+        },
+        Report::RawLine { id, result } => {
+            if let Some(rejects) = app.quarantine.rejects.as_mut()
+                && matches!(rejects.raw, Some(Loading::Running { id: want, .. }) if want == id)
+            {
+                rejects.raw = Some(match result {
+                    Ok(text) => Loading::Ready(text),
+                    Err(error) => Loading::Failed(error),
+                });
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
