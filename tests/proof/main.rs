@@ -1,7 +1,7 @@
 //! Proofs of the landing contract's promises: crashes at every step and at
-//! random moments, concurrent runs, faults, privacy, hostile input. Every test asserts
-//! on files, bytes and rows; none on timing. The four-reader check lives in
-//! `tests/proof/readers.sh`.
+//! random moments, concurrent runs, faults, privacy, hostile input, and the properties of
+//! the kit's event generator those proofs rely on. Every test asserts on files, bytes
+//! and rows; none on timing. The four-reader check lives in `tests/proof/readers.sh`.
 
 // Helpers outside #[test] functions unwrap too: in a test, a panic is the report.
 #![allow(clippy::unwrap_used)]
