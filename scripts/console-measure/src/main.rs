@@ -116,7 +116,8 @@ fn key_latency(dir: &Path, big: &Path) {
     let tx = console.sender();
     let (frame_tx, frame_rx) = mpsc::channel::<(Instant, bool)>();
     let injector = std::thread::spawn(move || {
-        let key = |code| Incoming::Terminal(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        let key =
+            |code| Incoming::Terminal(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
         let mut latencies = Vec::new();
         let mut pause = 25u64;
         loop {
