@@ -40,7 +40,7 @@ impl Bar {
             let bar = ProgressBar::with_draw_target(None, target)
                 .with_style(spinner_style())
                 .with_prefix(short_name(name))
-                .with_message("opening");
+                .with_message("reading");
             bar.enable_steady_tick(TICK);
             bar
         });
