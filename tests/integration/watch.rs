@@ -328,14 +328,14 @@ fn an_error_on_one_file_is_reported_and_watching_goes_on() {
 
 #[test]
 fn a_second_watch_of_the_product_is_busy_and_touches_nothing() {
-    let product = Product::new("");
+    let product = Product::with_settings("");
     let mut first = Watching::start(&product);
     rename_in(&product, "a.jsonl", &events("a", 2, "2024-03-01", "A"));
     first.wait_for("a.jsonl", "published");
-    let before = snapshot(&product.path("state"));
+    let before = product.tree("state");
     let second = product.wharf(&["watch", "--json"]);
     assert_eq!(second.code, 4, "{}", second.stderr);
     assert!(second.stderr.contains(".watch.lock"), "{}", second.stderr);
-    assert_eq!(snapshot(&product.path("state")), before);
+    assert_eq!(product.tree("state"), before);
     assert!(first.stop().success());
 }
