@@ -18,7 +18,7 @@ pub mod ledger;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -146,8 +146,7 @@ impl<'c> Watch<'c> {
             };
             match next {
                 Some((entry, fingerprint)) => {
-                    let busy = self.land(&entry, fingerprint, !busy_spell, report);
-                    busy_spell = busy;
+                    busy_spell = self.land(&entry, fingerprint, !busy_spell, report);
                 }
                 None => {
                     if self.wait() {
@@ -270,7 +269,7 @@ impl<'c> Watch<'c> {
 /// holds it): two watches of one product would only contend for the product's lock.
 fn lock_watch(config: &Config) -> Result<File> {
     atomic::create_dir_all(&config.state_root)?;
-    let path: PathBuf = config.state_root.join(".watch.lock");
+    let path = config.state_root.join(".watch.lock");
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
