@@ -1,6 +1,7 @@
 //! The inbox: [`list`] names every entry, closed inputs and ignored ones with the reason
 //! (CONTRACT.md "input": temporary names, symbolic links never followed), oldest first.
-//! [`watch`] feeds file-system events to a channel for the console.
+//! [`watch`] and [`watch_with`] report file-system events, for the console and for
+//! `wharf watch`.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -86,20 +87,31 @@ pub fn closed(inbox: &Path) -> Result<Vec<InboxEntry>> {
 /// Watches `inbox` (not recursively); each change sends `()` on `changes`. The watcher
 /// stops when the returned value is dropped.
 pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<notify::RecommendedWatcher> {
-    use notify::Watcher;
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
-            let _ = changes.send(());
-        }
+    watch_with(inbox, move || {
+        let _ = changes.send(());
     })
-    .map_err(|e| {
-        Error::io(
-            inbox,
-            "watch the inbox",
-            "check inotify limits",
-            std::io::Error::other(e),
-        )
-    })?;
+}
+
+/// Watches `inbox` (not recursively), calling `on_change` on the watcher's thread for
+/// each change, and for each error the watcher reports (events may have been lost, so
+/// the listing is worth reading again). The watcher stops when the returned value is
+/// dropped.
+pub fn watch_with(
+    inbox: &Path,
+    on_change: impl Fn() + Send + 'static,
+) -> Result<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let mut watcher =
+        notify::recommended_watcher(move |_: notify::Result<notify::Event>| on_change()).map_err(
+            |e| {
+                Error::io(
+                    inbox,
+                    "watch the inbox",
+                    "check inotify limits",
+                    std::io::Error::other(e),
+                )
+            },
+        )?;
     watcher
         .watch(inbox, notify::RecursiveMode::NonRecursive)
         .map_err(|e| {

@@ -2,7 +2,8 @@
 //!
 //! The seam is between deciding and acting: [`contract`] and [`plan`] are pure and compute
 //! a [`plan::Plan`]; [`land`] executes it (hash, stage, swap, quarantine, checkpoint).
-//! The CLI ([`cli`]) and the operator console ([`console`]) both drive the same core.
+//! The CLI ([`cli`]), the operator console ([`console`]) and the unattended loop
+//! ([`watch`]) all drive the same core.
 
 pub mod config;
 pub mod contract;
@@ -17,3 +18,4 @@ pub mod input;
 pub mod land;
 pub mod pipeline;
 pub mod plan;
+pub mod watch;

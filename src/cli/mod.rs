@@ -3,11 +3,13 @@
 
 mod history;
 mod plan;
+mod progress;
 mod quarantine;
 pub mod report;
 mod restore;
 mod run;
 mod status;
+mod watch;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,7 +28,7 @@ pub struct Cli {
     /// The product's config file.
     #[arg(long, short, global = true, default_value = "wharf.toml")]
     pub config: PathBuf,
-    /// Print one JSON object on stdout instead of a report.
+    /// Print JSON on stdout instead of a report: one object (`watch`: one per outcome, a line each).
     #[arg(long, global = true)]
     pub json: bool,
     #[command(subcommand)]
@@ -66,6 +68,20 @@ pub enum Command {
         /// Confirm: replace the live partition with the previous generation.
         #[arg(long)]
         yes: bool,
+    },
+    /// Land each closed input as it is renamed into the inbox, until SIGTERM or Ctrl-C.
+    ///
+    /// Wakes on the inbox's file-system events and rescans it at start and every
+    /// --rescan seconds (events can be lost). Each input lands as `wharf run` lands it,
+    /// under the product's lock; when another run holds it, the input is tried again a
+    /// second later. A landed file is not read again until it changes. Prints one line
+    /// per outcome (with --json, the object `wharf run --json` prints). SIGTERM or
+    /// Ctrl-C lets the current landing finish, then exits 0; a second one stops at once.
+    Watch {
+        /// List the inbox again at least every SECS seconds, whatever the events say.
+        #[arg(long, value_name = "SECS", default_value_t = 10,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        rescan: u64,
     },
     /// The operator console.
     Console {
@@ -120,6 +136,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             quarantine::quarantine(&config()?, hash.as_deref(), cli.json)
         }
         Command::Restore { date, yes } => restore::restore(&config()?, &date, yes, cli.json),
+        Command::Watch { rescan } => watch::watch(&config()?, rescan, cli.json),
         Command::Console { theme } => crate::console::run(&config()?, theme.as_deref()),
     }
 }

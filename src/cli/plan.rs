@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::progress::Bar;
 use super::{emit, report};
 use crate::config::Config;
 use crate::error::Result;
@@ -10,7 +11,12 @@ use crate::land;
 use crate::plan::{Action, DecideOptions};
 
 pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Result<u8> {
-    let plan = land::plan_input(config, input, DecideOptions { allow_shrink }, &mut |_| true)?;
+    let mut bar = Bar::new(&input_name(input), json);
+    let plan = land::plan_input(config, input, DecideOptions { allow_shrink }, &mut |p| {
+        bar.update(p)
+    });
+    bar.clear();
+    let plan = plan?;
     if json {
         emit(&report::plan_json(&plan).to_string())?;
     } else {
@@ -26,4 +32,12 @@ pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Re
     } else {
         exit::SUCCESS
     })
+}
+
+/// The file name of `path`, as the progress line names the input.
+pub(super) fn input_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }

@@ -1,5 +1,7 @@
 //! How plans and run outcomes print: the §8 JSON object, and a short human report.
 
+use std::path::Path;
+
 use serde_json::{Value as Json, json};
 
 use crate::land::RunOutcome;
@@ -29,6 +31,50 @@ pub fn outcome_json(outcome: &RunOutcome) -> Json {
     object["action"] = json!(outcome.status.code());
     object["duration_ms"] = json!(outcome.duration_ms);
     object
+}
+
+/// The §8 object of a run that found the product's lock held (`action` busy).
+pub fn busy_json(path: &Path, error: &crate::Error) -> Json {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    json!({
+        "action": "busy", "reason": null, "input_name": name,
+        "input_sha256": null, "detail": error.to_string(),
+    })
+}
+
+/// One readable line about a run's outcome, for a log: what happened, the input, and its
+/// dates and counts, or why it was refused.
+pub fn outcome_line(outcome: &RunOutcome) -> String {
+    let plan = &outcome.plan;
+    let c = &plan.counts;
+    let what = match &plan.refusal {
+        Some(refusal) => format!(
+            "{}: {} (rejects: wharf quarantine {})",
+            refusal.code(),
+            inert(&refusal.explain(plan)),
+            &plan.input_sha256[..plan.input_sha256.len().min(12)]
+        ),
+        None => {
+            let dates: Vec<String> = plan
+                .dates
+                .iter()
+                .map(|d| format!("{} ({} rows)", d.event_date, d.rows))
+                .collect();
+            format!(
+                "dates {}  accepted {} · rejected {} · keys {}",
+                dates.join(", "),
+                c.accepted,
+                c.rejected,
+                c.keys
+            )
+        }
+    };
+    format!(
+        "{:<9}  {}  {what}  {} ms",
+        outcome.status.code(),
+        inert(&plan.input_name),
+        outcome.duration_ms
+    )
 }
 
 /// A few readable lines about `plan`; `verb` is what happened or would happen.

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use super::plan::input_name;
+use super::progress::Bar;
 use super::{emit, report};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -25,7 +27,10 @@ pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool
     }
     let mut worst = exit::SUCCESS;
     for path in &paths {
-        let code = match land::run(config, path, options, &mut |_| true) {
+        let mut bar = Bar::new(&input_name(path), json);
+        let landed = land::run(config, path, options, &mut |p| bar.update(p));
+        bar.clear();
+        let code = match landed {
             Ok(outcome) => {
                 if json {
                     emit(&report::outcome_json(&outcome).to_string())?;
@@ -40,12 +45,7 @@ pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool
             }
             Err(e @ Error::Busy { .. }) => {
                 if json {
-                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                    let object = serde_json::json!({
-                        "action": "busy", "reason": null, "input_name": name,
-                        "input_sha256": null, "detail": e.to_string(),
-                    });
-                    emit(&object.to_string())?;
+                    emit(&report::busy_json(path, &e).to_string())?;
                 }
                 eprintln!("wharf: {e}");
                 return Ok(exit::BUSY);

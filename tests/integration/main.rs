@@ -13,5 +13,8 @@ mod cli;
 mod decision;
 mod landing;
 mod merge;
+mod progress;
 mod ranking;
 mod readers;
+mod watch;
+mod watching;

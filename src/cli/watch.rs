@@ -1,0 +1,112 @@
+//! `wharf watch`: land each closed input as it is renamed into the inbox, until SIGTERM
+//! or Ctrl-C (which let the current landing finish; a second one stops at once, as safe
+//! as SIGKILL). One line per outcome: the `wharf run --json` object with `--json`, a
+//! readable line otherwise. The loop itself is [`crate::watch`].
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use super::{emit, report};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::land;
+use crate::watch::{Report, Settings, Stopper, Watch};
+
+/// How long a landing that found the product busy waits before trying again: short, as
+/// a console's or a `wharf run`'s landing holds the lock for seconds, and a try costs one
+/// `flock`.
+const BUSY_RETRY: Duration = Duration::from_secs(1);
+
+pub fn watch(config: &Config, rescan_secs: u64, json: bool) -> Result<u8> {
+    let settings = Settings {
+        rescan: Duration::from_secs(rescan_secs),
+        busy_retry: BUSY_RETRY,
+    };
+    let mut out = |event: Report<'_>| print(event, json);
+    let mut watch = Watch::start(config, settings, &mut out)?;
+    stop_on_signals(watch.stopper())?;
+    if !json {
+        eprintln!(
+            "wharf watch: landing closed inputs of {} as they arrive (rescan every {rescan_secs} s); \
+             Ctrl-C or SIGTERM stops after the current landing",
+            config.inbox.display()
+        );
+    }
+    watch.run(&mut out);
+    if !json {
+        eprintln!("wharf watch: stopped");
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// SIGTERM and SIGINT ask `stopper` to stop; a second one of either ends the process at
+/// once (exit 128 + the signal), which is as safe as SIGKILL.
+fn stop_on_signals(stopper: Stopper) -> Result<()> {
+    let io = |e| Error::io(Path::new("<signals>"), "handle SIGTERM and SIGINT", "", e);
+    let asked = Arc::new(AtomicBool::new(false));
+    for signal in [SIGTERM, SIGINT] {
+        // The shutdown goes first: it fires only once the flag is already set.
+        signal_hook::flag::register_conditional_shutdown(signal, 128 + signal, asked.clone())
+            .map_err(io)?;
+        signal_hook::flag::register(signal, asked.clone()).map_err(io)?;
+    }
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT]).map_err(io)?;
+    std::thread::Builder::new()
+        .name("wharf-signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                stopper.stop();
+            }
+        })
+        .map_err(io)?;
+    Ok(())
+}
+
+/// Prints one outcome: stdout for outcomes, stderr for what went wrong.
+fn print(event: Report<'_>, json: bool) {
+    let line = match event {
+        Report::Landed(outcome) if json => report::outcome_json(outcome).to_string(),
+        Report::Landed(outcome) => format!(
+            "{}  {}",
+            land::timestamp_now(),
+            report::outcome_line(outcome)
+        ),
+        Report::Busy { path, error } => {
+            eprintln!(
+                "wharf: {}: {error}; trying again every {} s",
+                name(path),
+                BUSY_RETRY.as_secs()
+            );
+            if !json {
+                return;
+            }
+            report::busy_json(path, error).to_string()
+        }
+        Report::Failed { path, error } => {
+            eprintln!("wharf: {error}; watching goes on");
+            if !json {
+                return;
+            }
+            serde_json::json!({
+                "action": "error", "reason": null, "input_name": name(path),
+                "input_sha256": null, "detail": error.to_string(), "exit_code": error.exit_code(),
+            })
+            .to_string()
+        }
+        Report::Trouble(error) => {
+            eprintln!("wharf: {error}; watching goes on");
+            return;
+        }
+    };
+    // A closed stdout must not stop the landings; the outcomes are in the run log too.
+    let _ = emit(&line);
+}
+
+fn name(path: &Path) -> String {
+    report::inert(&super::plan::input_name(path))
+}

@@ -1,0 +1,296 @@
+//! Landing unattended: [`Watch`] lands each closed input of the inbox as it appears,
+//! oldest first, until it is told to [`Stopper::stop`]. Not tied to the CLI (`wharf
+//! watch` drives it; the console may too).
+//!
+//! - It wakes on the inbox watcher's events ([`inbox::watch_with`]), and rescans the
+//!   inbox at start and every [`Settings::rescan`], since events can be lost (a full
+//!   inotify queue, an inbox on a network file system).
+//! - Each input lands through [`land::run`], so under the product's lock with all of the
+//!   landing's crash safety. A landing that meets `busy` is retried after
+//!   [`Settings::busy_retry`]; the file is never dropped.
+//! - A file landed (published or skipped) at one [`Fingerprint`] is not read again while
+//!   it keeps it, across restarts too ([`Ledger`]); a refused one not while this process
+//!   runs (a restart, e.g. after a config change, tries it once more). A file that failed
+//!   with an error is tried again at each periodic rescan, or as soon as it changes.
+//! - A stop is honoured between landings: the current one finishes.
+
+pub mod ledger;
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::inbox::{self, InboxEntry};
+use crate::land::{self, RunOutcome, RunStatus, atomic};
+use crate::plan::DecideOptions;
+pub use ledger::{Fingerprint, Ledger};
+
+/// How often to rescan and to retry.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// The inbox is listed again at least this often, events or not.
+    pub rescan: Duration,
+    /// A landing that found the product busy is tried again after this long.
+    pub busy_retry: Duration,
+}
+
+/// What happened to one input, as it happens.
+#[derive(Debug)]
+pub enum Report<'a> {
+    /// [`land::run`] finished: published, skipped or refused.
+    Landed(&'a RunOutcome),
+    /// Another run holds the product's lock; `path` is tried again later. Reported once
+    /// per spell of busy retries.
+    Busy { path: &'a Path, error: &'a Error },
+    /// Landing `path` failed; watching goes on.
+    Failed { path: &'a Path, error: &'a Error },
+    /// Something not about one input went wrong (listing the inbox, the ledger);
+    /// watching goes on.
+    Trouble(&'a Error),
+}
+
+enum Wake {
+    Changed,
+    Stop,
+}
+
+/// Asks a running [`Watch`] to stop after its current landing; cheap to clone, usable
+/// from any thread (a signal handler's thread, say).
+#[derive(Clone)]
+pub struct Stopper(Sender<Wake>);
+
+impl Stopper {
+    pub fn stop(&self) {
+        let _ = self.0.send(Wake::Stop);
+    }
+}
+
+/// A running watch over one product's inbox.
+pub struct Watch<'c> {
+    config: &'c Config,
+    settings: Settings,
+    sender: Sender<Wake>,
+    wakes: Receiver<Wake>,
+    _watcher: notify::RecommendedWatcher,
+    _only_watch: File,
+    ledger: Ledger,
+    /// Landed, skipped or refused at this fingerprint by this process.
+    handled: HashMap<String, Fingerprint>,
+    /// Failed at this fingerprint; forgotten at each periodic rescan, to be tried again.
+    failed: HashMap<String, Fingerprint>,
+    busy_until: Option<Instant>,
+    next_rescan: Instant,
+}
+
+impl<'c> Watch<'c> {
+    /// Takes the product's watch lock (one watch per product), starts the inbox watcher
+    /// and loads the ledger. A ledger that cannot be read is reported through `report`
+    /// and started afresh.
+    pub fn start(
+        config: &'c Config,
+        settings: Settings,
+        report: &mut dyn FnMut(Report<'_>),
+    ) -> Result<Watch<'c>> {
+        let only_watch = lock_watch(config)?;
+        let (sender, wakes) = channel();
+        let changes = sender.clone();
+        let watcher = inbox::watch_with(&config.inbox, move || {
+            let _ = changes.send(Wake::Changed);
+        })?;
+        let ledger = Ledger::load(config).unwrap_or_else(|e| {
+            report(Report::Trouble(&e));
+            Ledger::empty(config)
+        });
+        Ok(Watch {
+            config,
+            settings,
+            sender,
+            wakes,
+            _watcher: watcher,
+            _only_watch: only_watch,
+            ledger,
+            handled: HashMap::new(),
+            failed: HashMap::new(),
+            busy_until: None,
+            next_rescan: Instant::now() + settings.rescan,
+        })
+    }
+
+    /// A handle that stops [`Watch::run`] after its current landing.
+    pub fn stopper(&self) -> Stopper {
+        Stopper(self.sender.clone())
+    }
+
+    /// Lands inputs as they appear until stopped.
+    pub fn run(&mut self, report: &mut dyn FnMut(Report<'_>)) {
+        let mut busy_spell = false;
+        loop {
+            if self.stop_requested() {
+                return;
+            }
+            let now = Instant::now();
+            if now >= self.next_rescan {
+                self.failed.clear();
+                self.next_rescan = now + self.settings.rescan;
+            }
+            if self.busy_until.is_some_and(|until| now >= until) {
+                self.busy_until = None;
+            }
+            let next = match self.busy_until {
+                Some(_) => None,
+                None => self.next_input(report),
+            };
+            match next {
+                Some((entry, fingerprint)) => {
+                    busy_spell = self.land(&entry, fingerprint, !busy_spell, report);
+                }
+                None => {
+                    if self.wait() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Consumes every queued wake without blocking; `true` if one asks to stop.
+    fn stop_requested(&self) -> bool {
+        self.wakes.try_iter().any(|wake| matches!(wake, Wake::Stop))
+    }
+
+    /// Blocks until a wake, the next rescan or the busy retry; `true` if asked to stop.
+    fn wait(&self) -> bool {
+        let deadline = self
+            .busy_until
+            .map_or(self.next_rescan, |b| b.min(self.next_rescan));
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        match self.wakes.recv_timeout(timeout) {
+            Ok(Wake::Stop) => true,
+            Ok(Wake::Changed) | Err(RecvTimeoutError::Timeout) => false,
+            Err(RecvTimeoutError::Disconnected) => true,
+        }
+    }
+
+    /// The oldest closed input not handled at its current fingerprint.
+    fn next_input(
+        &mut self,
+        report: &mut dyn FnMut(Report<'_>),
+    ) -> Option<(InboxEntry, Fingerprint)> {
+        let entries = match inbox::closed(&self.config.inbox) {
+            Ok(entries) => entries,
+            Err(e) => {
+                report(Report::Trouble(&e));
+                return None;
+            }
+        };
+        for entry in entries {
+            let Some(fingerprint) = Fingerprint::of(&entry.path) else {
+                continue; // gone since it was listed
+            };
+            let seen =
+                |map: &HashMap<String, Fingerprint>| map.get(&entry.name) == Some(&fingerprint);
+            if seen(&self.handled) || seen(&self.failed) {
+                continue;
+            }
+            if self.ledger.landed(self.config, &entry.name, &fingerprint) {
+                self.handled.insert(entry.name.clone(), fingerprint);
+                continue;
+            }
+            return Some((entry, fingerprint));
+        }
+        None
+    }
+
+    /// Lands one input and reports it; `true` when the product was busy.
+    fn land(
+        &mut self,
+        entry: &InboxEntry,
+        before: Fingerprint,
+        report_busy: bool,
+        report: &mut dyn FnMut(Report<'_>),
+    ) -> bool {
+        let options = DecideOptions {
+            allow_shrink: false,
+        };
+        let landed = land::run(self.config, &entry.path, options, &mut |_| true);
+        // Unchanged across the landing: the bytes landed are this fingerprint's.
+        let unchanged = Fingerprint::of(&entry.path) == Some(before);
+        match landed {
+            Ok(outcome) => {
+                if unchanged {
+                    self.handled.insert(entry.name.clone(), before);
+                    if outcome.status != RunStatus::Refused {
+                        self.ledger
+                            .record(&entry.name, before, &outcome.plan.input_sha256);
+                        self.save_ledger(report);
+                    }
+                }
+                report(Report::Landed(&outcome));
+                false
+            }
+            Err(error @ Error::Busy { .. }) => {
+                self.busy_until = Some(Instant::now() + self.settings.busy_retry);
+                if report_busy {
+                    report(Report::Busy {
+                        path: &entry.path,
+                        error: &error,
+                    });
+                }
+                true
+            }
+            Err(error) => {
+                self.failed.insert(entry.name.clone(), before);
+                report(Report::Failed {
+                    path: &entry.path,
+                    error: &error,
+                });
+                false
+            }
+        }
+    }
+
+    fn save_ledger(&mut self, report: &mut dyn FnMut(Report<'_>)) {
+        let names: Vec<String> = match inbox::list(&self.config.inbox) {
+            Ok(entries) => entries.into_iter().map(|e| e.name).collect(),
+            Err(_) => return, // the next listing reports it; the ledger keeps its names
+        };
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        if let Err(e) = self.ledger.save(self.config, &names) {
+            report(Report::Trouble(&e));
+        }
+    }
+}
+
+/// `<state_root>/.watch.lock`, held while a watch runs ([`Error::Busy`] when another
+/// holds it): two watches of one product would only contend for the product's lock.
+fn lock_watch(config: &Config) -> Result<File> {
+    atomic::create_dir_all(&config.state_root)?;
+    let path = config.state_root.join(".watch.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| {
+            Error::io(
+                &path,
+                "open the watch lock",
+                "check that the state root is writable",
+                e,
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy { path }),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
+            &path,
+            "lock the watch lock",
+            "check that the state root supports file locks",
+            e,
+        )),
+    }
+}
