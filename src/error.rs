@@ -56,9 +56,14 @@ pub enum Error {
     #[error("cancelled; nothing was written")]
     Cancelled,
 
-    /// The run was stopped at a test failpoint.
-    #[error("stopped at failpoint {0}")]
-    Failpoint(String),
+    /// Wharf itself failed (a thread panicked, a schema or record it builds did not
+    /// encode): not the input's fault nor the disk's, so the message asks for a report.
+    #[error(
+        "internal error: {0}; this is a bug in wharf {version}: please report it with this \
+         message",
+        version = env!("CARGO_PKG_VERSION")
+    )]
+    Internal(String),
 }
 
 impl Error {
@@ -86,7 +91,76 @@ impl Error {
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::Cancelled
-            | Error::Failpoint(_) => exit::ERROR,
+            | Error::Internal(_) => exit::ERROR,
         }
+    }
+
+    /// An internal failure: `what` failed (see [`Error::Internal`]).
+    pub fn internal(what: impl std::fmt::Display) -> Self {
+        Error::Internal(what.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io() -> Error {
+        Error::io(Path::new("x"), "read", "check", std::io::Error::other("e"))
+    }
+
+    #[test]
+    fn every_error_exits_with_its_contract_code() {
+        let path = PathBuf::from("p");
+        let cases = [
+            (
+                Error::Config {
+                    path: path.clone(),
+                    message: "m".into(),
+                },
+                2,
+            ),
+            (Error::Usage("u".into()), 2),
+            (
+                Error::Input {
+                    path: path.clone(),
+                    message: "m".into(),
+                },
+                2,
+            ),
+            (io(), 1),
+            (
+                Error::CorruptCheckpoint {
+                    path: path.clone(),
+                    detail: "d".into(),
+                },
+                1,
+            ),
+            (
+                Error::CorruptState {
+                    path: path.clone(),
+                    detail: "d".into(),
+                },
+                1,
+            ),
+            (Error::Busy { path }, 4),
+            (Error::Cancelled, 1),
+            (Error::internal("the reader thread panicked"), 1),
+        ];
+        for (error, code) in cases {
+            assert_eq!(error.exit_code(), code, "{error}");
+        }
+        assert_eq!(exit::ERROR, 1, "CONTRACT.md §8: 1 is any other error");
+    }
+
+    #[test]
+    fn an_internal_error_says_what_failed_and_to_report_it() {
+        let message = Error::internal("cannot encode the run log record: x").to_string();
+        assert!(
+            message.contains("cannot encode the run log record: x"),
+            "{message}"
+        );
+        assert!(message.contains("report"), "{message}");
+        assert!(message.contains(env!("CARGO_PKG_VERSION")), "{message}");
     }
 }

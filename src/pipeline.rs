@@ -140,7 +140,7 @@ where
         drop(mapped_rx);
         let sha = reading
             .join()
-            .unwrap_or_else(|_| Err(Error::Usage("the reader thread panicked".into())));
+            .unwrap_or_else(|_| Err(Error::internal("the input's reader thread panicked")));
         delivered?;
         sha
     })

@@ -108,7 +108,7 @@ pub fn write(
         );
     }
     let bytes = serde_json::to_vec(&KeyIndex { dates })
-        .map_err(|e| Error::Usage(format!("cannot encode the key index: {e}")))?;
+        .map_err(|e| Error::internal(format!("cannot encode the key index: {e}")))?;
     atomic::write_atomic(&path(config), &bytes, 0o644)
 }
 

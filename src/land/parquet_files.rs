@@ -69,7 +69,7 @@ pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
         });
     columns
         .map(Arc::new)
-        .map_err(|e| Error::Usage(format!("cannot build the Parquet schema: {e}")))
+        .map_err(|e| Error::internal(format!("cannot build the Parquet schema: {e}")))
 }
 
 /// Writes `rows` into `folder` as `files` files `part-NNNNN.parquet` split evenly in

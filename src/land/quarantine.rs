@@ -57,7 +57,8 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
             field: finding.issue.field.clone(),
             event_id: finding.issue.event_id.clone(),
         };
-        serde_json::to_writer(&mut rejects, &record).map_err(|e| Error::Usage(e.to_string()))?;
+        serde_json::to_writer(&mut rejects, &record)
+            .map_err(|e| Error::internal(format!("cannot encode a quarantine record: {e}")))?;
         rejects.push(b'\n');
     }
     atomic::write_atomic(&folder.join("rejects.jsonl"), &rejects, 0o600)?;
@@ -76,7 +77,7 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
     };
     atomic::write_atomic(
         &folder.join("summary.json"),
-        &state::pretty(&summary),
+        &state::pretty(&summary, "quarantine summary")?,
         0o600,
     )
 }

@@ -24,7 +24,7 @@ pub struct RunRecord {
     pub counts: Counts,
     pub duration_ms: u64,
     pub tool_version: String,
-    /// How dates were swapped in: `rename`, `exchange` or `two_renames`.
+    /// How dates were swapped in: `rename`, `exchange`, `two_renames` or `unchanged`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swaps: Vec<String>,
 }
@@ -37,7 +37,8 @@ fn path(config: &Config) -> PathBuf {
 pub fn append(config: &Config, record: &RunRecord) -> Result<()> {
     let path = path(config);
     atomic::create_dir_all(&config.state_root)?;
-    let mut line = serde_json::to_vec(record).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut line = serde_json::to_vec(record)
+        .map_err(|e| Error::internal(format!("cannot encode the run log record: {e}")))?;
     line.push(b'\n');
     std::fs::OpenOptions::new()
         .create(true)

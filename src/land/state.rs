@@ -42,7 +42,7 @@ pub fn read_checkpoint(config: &Config, name: &str) -> Result<Option<Checkpoint>
 /// Writes the checkpoint atomically.
 pub fn write_checkpoint(config: &Config, checkpoint: &Checkpoint) -> Result<()> {
     let path = config.checkpoint_path(&checkpoint.input_name);
-    atomic::write_atomic(&path, &pretty(checkpoint), 0o644)
+    atomic::write_atomic(&path, &pretty(checkpoint, "checkpoint")?, 0o644)
 }
 
 fn manifest_path(config: &Config) -> PathBuf {
@@ -72,14 +72,20 @@ pub fn read_manifest(config: &Config) -> Result<Manifest> {
 
 /// Writes the manifest atomically.
 pub fn write_manifest(config: &Config, manifest: &Manifest) -> Result<()> {
-    atomic::write_atomic(&manifest_path(config), &pretty(manifest), 0o644)
+    atomic::write_atomic(
+        &manifest_path(config),
+        &pretty(manifest, "manifest")?,
+        0o644,
+    )
 }
 
-/// Pretty JSON with a final newline.
-pub fn pretty(value: &impl serde::Serialize) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+/// Pretty JSON with a final newline; `what` names the document for the error (Wharf's own
+/// records always encode, so a failure is [`Error::Internal`], never an empty file).
+pub fn pretty(value: &impl serde::Serialize, what: &str) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::internal(format!("cannot encode the {what}: {e}")))?;
     bytes.push(b'\n');
-    bytes
+    Ok(bytes)
 }
 
 /// Every date under the publish root, with its rows and owner (from the manifest, or

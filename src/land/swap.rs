@@ -281,7 +281,7 @@ pub fn trash_dir(config: &Config, date: Date) -> PathBuf {
 fn to_trash(config: &Config, from: &Path, date: Date, id: &str, record: &Generation) -> Result<()> {
     let folder = trash_dir(config, date);
     atomic::create_dir_all(&folder)?;
-    atomic::write_atomic(&from.join("generation.json"), &state::pretty(record), 0o644)?;
+    atomic::write_atomic(&from.join("generation.json"), &state::pretty(record, "generation record")?, 0o644)?;
     move_dir(from, &folder.join(id))?;
     atomic::sync_dir(&folder)?;
     let mut generations = generations(config, date)?;

@@ -137,7 +137,11 @@ impl Ledger {
             product: config.product.clone(),
             inputs: self.inputs.clone(),
         };
-        atomic::write_atomic(&self.path, &state::pretty(&document), 0o644)
+        atomic::write_atomic(
+            &self.path,
+            &state::pretty(&document, "watch ledger")?,
+            0o644,
+        )
     }
 }
 
