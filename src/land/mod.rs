@@ -16,13 +16,11 @@ pub mod scratch;
 pub mod state;
 pub mod swap;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
-
-use std::collections::BTreeSet;
 
 use crate::config::{Config, WriteMode};
 use crate::contract::Date;
@@ -34,13 +32,22 @@ use crate::plan::{
 use crate::{input, pipeline};
 use scratch::FileScratch;
 
-/// Records an event-log bucket holds before it spills. Unit tests spill from the first
-/// record, so that a landing's §2 goes through the scratch file and its buffered writes.
-const LOG_BUCKET_RECORDS: usize = if cfg!(test) {
-    1
-} else {
-    plan::events::BUCKET_RECORDS
-};
+/// How a landing reads its input. Every shipped path ([`run`], [`plan_input`]) uses
+/// [`ReadOptions::default`]; tests set other values to reach paths a small input would not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Records an event-log bucket holds in memory before it spills to the scratch file
+    /// (1 spills from the first record, so §2 goes through the file and its buffer).
+    pub log_bucket_records: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            log_bucket_records: plan::events::BUCKET_RECORDS,
+        }
+    }
+}
 
 /// What a run reports while it works; returning `false` from the callback cancels
 /// (honoured while reading, before anything is written).
@@ -88,7 +95,8 @@ pub fn plan_input(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
-    plan_with_manifest(config, path, options, progress).map(|(plan, _)| plan)
+    let read = ReadOptions::default();
+    plan_with_manifest(config, path, options, read, progress).map(|(plan, _)| plan)
 }
 
 /// [`plan_input`], also returning the manifest the plan was decided against (a run holds
@@ -97,12 +105,13 @@ fn plan_with_manifest(
     config: &Config,
     path: &Path,
     options: DecideOptions,
+    read: ReadOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Plan, Manifest)> {
     let input = input::open(path)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
-    let (sha256, summary) = read_and_summarise(config, &input, path, progress)?;
+    let (sha256, summary) = read_and_summarise(config, &input, path, read, progress)?;
     let published = state::published(config, checkpoint, &manifest)?;
     let owner = Owner {
         input_name: input.name,
@@ -123,6 +132,7 @@ fn read_and_summarise(
     config: &Config,
     input: &input::Input,
     path: &Path,
+    read: ReadOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(String, Summary)> {
     let scratch_dir = std::env::temp_dir();
@@ -132,29 +142,15 @@ fn read_and_summarise(
             .map_err(|e| FileScratch::error(&scratch_dir, e))
     };
     let scratch = || FileScratch::in_dir(&scratch_dir);
-    let (sha256, tally) = read_and_tally(
-        config,
-        &input.file,
-        input.size,
-        path,
-        progress,
-        scratch(),
-        Vec::new(),
-    )?;
+    let (sha256, tally) =
+        read_and_tally(config, input, path, read, progress, scratch(), Vec::new())?;
     let conflicts = match finish(tally)? {
         Finish::Done(summary) => return Ok((sha256, summary)),
         Finish::Rescan(conflicts) => conflicts,
     };
     let again = input::open(path)?;
-    let (second, tally) = read_and_tally(
-        config,
-        &again.file,
-        again.size,
-        path,
-        progress,
-        scratch(),
-        conflicts,
-    )?;
+    let (second, tally) =
+        read_and_tally(config, &again, path, read, progress, scratch(), conflicts)?;
     match finish(tally)? {
         Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
         _ => Err(crate::Error::Input {
@@ -165,23 +161,23 @@ fn read_and_summarise(
     }
 }
 
-/// Reads `file` once: its SHA-256, and every line classified (by every core, in chunks)
+/// Reads `input` once: its SHA-256, and every line classified (by every core, in chunks)
 /// and tallied (two stages on two threads, one batch apart). The event log spills to
 /// `scratch`; `conflicts`: lines a first pass found to be conflicts ([`Tally::rescan`]).
 fn read_and_tally<'c>(
     config: &'c Config,
-    file: &std::fs::File,
-    size: u64,
+    input: &input::Input,
     path: &Path,
+    read: ReadOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
     scratch: FileScratch,
     conflicts: Vec<u64>,
 ) -> Result<(String, Tally<'c>)> {
-    let log = EventLog::new(Box::new(scratch), LOG_BUCKET_RECORDS);
+    let log = EventLog::new(Box::new(scratch), read.log_bucket_records);
     let mut tally = Tally::rescan(&config.schema, log, conflicts);
     // Order events run ~130 bytes a line: a key table sized for 140-byte lines rarely
     // grows (growing one doubles it, and its new pages fault in slowly).
-    tally.reserve((size / 140) as usize);
+    tally.reserve((input.size / 140) as usize);
     let schema = &config.schema;
     // Batches go back to the workers once merged: their buffers are reused, not faulted
     // in afresh for every chunk.
@@ -197,7 +193,7 @@ fn read_and_tally<'c>(
         }
         batch
     };
-    let total = size;
+    let total = input.size;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     // The tally's two stages on two threads, one batch apart: this thread logs each
     // batch's events for §2 as batches arrive in order, the ranking thread keeps each
@@ -217,7 +213,7 @@ fn read_and_tally<'c>(
             ranking
         });
         let sha256 = pipeline::scan_chunks(
-            file,
+            &input.file,
             path,
             config.max_line_bytes,
             threads,
@@ -276,11 +272,22 @@ pub fn run(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutcome> {
+    run_reading(config, path, options, ReadOptions::default(), progress)
+}
+
+/// [`run`], reading the input with `read`.
+fn run_reading(
+    config: &Config,
+    path: &Path,
+    options: DecideOptions,
+    read: ReadOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<RunOutcome> {
     let started = Instant::now();
     refuse_unclosed(path)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
-    let (plan, manifest) = plan_with_manifest(config, path, options, progress)?; // §5.3–5.10
+    let (plan, manifest) = plan_with_manifest(config, path, options, read, progress)?; // §5.3–5.10
     let now = timestamp_now();
     let (status, swaps) = match plan.action {
         Action::Skip => (RunStatus::Skipped, Vec::new()),

@@ -1,5 +1,6 @@
-//! Landings whose event log spills from its first record (see `LOG_BUCKET_RECORDS`): §2
-//! through the scratch file, read back from the published Parquet.
+//! Landings whose event log spills from its first record
+//! ([`ReadOptions::log_bucket_records`] = 1): §2 through the scratch file, read back from
+//! the published Parquet.
 
 use super::*;
 use crate::contract::{Instant, Record, Value};
@@ -8,8 +9,21 @@ const KEYS: u64 = 3_000;
 
 /// 3,000 keys, six events each (one a minute), every event sent twice, shuffled (36,000
 /// lines: their log records pass the scratch's 1 MiB write buffer); when
-/// `contradict`, one more line reuses an event id with another status.
+/// `contradict`, one more line reuses an event id with another status. The event log
+/// spills from its first record.
 fn land(contradict: bool) -> (tempfile::TempDir, Config, RunOutcome, u64) {
+    land_reading(contradict, SPILL_AT_ONCE)
+}
+
+/// Every event-log record goes through the scratch file.
+const SPILL_AT_ONCE: ReadOptions = ReadOptions {
+    log_bucket_records: 1,
+};
+
+fn land_reading(
+    contradict: bool,
+    read: ReadOptions,
+) -> (tempfile::TempDir, Config, RunOutcome, u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = crate::config::fixtures::orders();
     config.inbox = dir.path().join("inbox");
@@ -38,7 +52,8 @@ fn land(contradict: bool) -> (tempfile::TempDir, Config, RunOutcome, u64) {
     std::fs::create_dir_all(&config.inbox).unwrap();
     let input = config.inbox.join("events.jsonl");
     std::fs::write(&input, lines.join("\n")).unwrap();
-    let outcome = run(&config, &input, DecideOptions::default(), &mut |_| true).unwrap();
+    let options = DecideOptions::default();
+    let outcome = run_reading(&config, &input, options, read, &mut |_| true).unwrap();
     (dir, config, outcome, lines.len() as u64)
 }
 
@@ -79,4 +94,20 @@ fn a_conflict_spilled_to_the_scratch_file_refuses_and_publishes_nothing() {
         !config.publish_root.join("event_date=2024-03-01").exists(),
         "a refused file publishes nothing"
     );
+}
+
+#[test]
+fn the_shipped_bucket_size_lands_the_same_bytes_as_spilling_at_once() {
+    let (_spilled_dir, spilled, _, _) = land(false);
+    let (_shipped_dir, shipped, outcome, _) = land_reading(false, ReadOptions::default());
+    assert_eq!(outcome.status, RunStatus::Published);
+    let part = |config: &Config| {
+        std::fs::read(
+            config
+                .publish_root
+                .join("event_date=2024-03-01/part-00000.parquet"),
+        )
+        .unwrap()
+    };
+    assert!(part(&spilled) == part(&shipped), "the Parquet bytes differ");
 }
