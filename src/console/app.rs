@@ -14,7 +14,7 @@ use crate::inbox::InboxEntry;
 use crate::land::quarantine::{QuarantineSummary, RejectRecord};
 use crate::land::restore::Restored;
 use crate::land::runlog::RunRecord;
-use crate::land::swap::Generation;
+use crate::land::trash::Generation;
 use crate::land::{Progress, RunStatus};
 use crate::plan::Plan;
 

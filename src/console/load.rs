@@ -6,7 +6,7 @@ use super::app::PartitionRow;
 use super::msg::Snapshot;
 use crate::config::Config;
 use crate::inbox;
-use crate::land::{quarantine, runlog, state, swap};
+use crate::land::{quarantine, runlog, state, trash};
 
 /// Everything the views list, read now.
 pub fn snapshot(config: &Config) -> Snapshot {
@@ -46,9 +46,9 @@ fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
     let mut rows = Vec::with_capacity(published.dates.len());
     for (date, now) in published.dates {
         let entry = manifest.dates.get(&date.to_string());
-        let generations = swap::generations(config, date)?;
+        let generations = trash::generations(config, date)?;
         let previous = match generations.last() {
-            Some(folder) => Some(swap::read_generation(folder)?),
+            Some(folder) => Some(trash::read_generation(folder)?),
             None => None,
         };
         rows.push(PartitionRow {

@@ -1,31 +1,52 @@
-//! Test-only hooks, read from the environment (no cargo feature), inert when unset.
+//! Test-only hooks, read from the environment (no cargo feature), inert when unset. Each
+//! variable is read once per process; when it is unset a check is one atomic load.
 //!
 //! - [`hit`]: with `WHARF_FAILPOINT=<name>`, the process aborts at that step boundary,
 //!   as a crash would, so tests can prove a rerun converges. Names: `after_lock`,
 //!   `after_quarantine`, `after_stage`, `after_swap_1` (after the first date's swap, and
-//!   so on), `after_swaps`, `after_manifest`, `after_checkpoint`.
+//!   so on), `after_swaps`, `after_manifest`, `after_checkpoint`, and `between_renames`
+//!   (inside the first two-rename swap, when the date is briefly absent).
 //! - [`fault`]: with `WHARF_FAULT=<op>:<errno>[:<nth>]` (`op` ∈ `write`, `fsync`,
 //!   `rename`; `errno` ∈ `EIO`, `ENOSPC`; `nth` defaults to 1), the nth call of that kind
 //!   in the process fails with that OS error, as a failing disk or a full one would.
 //!   The I/O helpers of `land` ([`atomic`](super::atomic), the Parquet writer, the swap,
-//!   the trash copy, the run log) ask before each such call. The variable is read once;
-//!   when it is unset a check is one atomic load.
+//!   the trash, the run log) ask before each such call.
+//! - [`exchange_disabled`]: with `WHARF_SWAP=two_renames`, the swap behaves as on a file
+//!   system or kernel without `renameat2(RENAME_EXCHANGE)` (some network mounts, macOS)
+//!   and takes its two-rename fallback, so tests run that path too.
 
+use std::ffi::OsString;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Aborts the process if the environment names this failpoint.
 pub fn hit(name: &str) {
-    if std::env::var_os("WHARF_FAILPOINT").is_some_and(|wanted| wanted == name) {
+    static WANTED: OnceLock<Option<OsString>> = OnceLock::new();
+    let wanted = WANTED.get_or_init(|| std::env::var_os("WHARF_FAILPOINT"));
+    if wanted.as_ref().is_some_and(|wanted| wanted == name) {
         eprintln!("wharf: stopping at failpoint {name}");
         std::process::abort();
     }
 }
 
+/// Whether `WHARF_SWAP=two_renames` asks the swap to skip the atomic exchange.
+pub fn exchange_disabled() -> bool {
+    static DISABLED: OnceLock<bool> = OnceLock::new();
+    *DISABLED.get_or_init(|| {
+        let setting = std::env::var_os("WHARF_SWAP");
+        let disabled = setting.as_ref().is_some_and(|s| s == "two_renames");
+        if let (Some(setting), false) = (&setting, disabled) {
+            eprintln!("wharf: ignoring WHARF_SWAP={setting:?} (want two_renames)");
+        }
+        disabled
+    })
+}
+
 /// A kind of I/O call a fault can be injected into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
-    /// Writing a file's bytes (a state file, a Parquet file, a trash copy, the run log).
+    /// Writing a file's bytes (a state file, a Parquet file, the run log), or putting a
+    /// file into the trash (a hard link, or a copy).
     Write,
     /// fsync of a file or a folder.
     Fsync,

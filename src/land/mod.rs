@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod failpoint;
+mod folder;
 pub mod keys;
 pub mod lock;
 pub mod parquet_files;
@@ -15,6 +16,7 @@ pub mod runlog;
 pub mod scratch;
 pub mod state;
 pub mod swap;
+pub mod trash;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -1,12 +1,13 @@
-//! `wharf restore DATE`: brings back a date's previous generation from the trash. The
-//! generation now live moves to the trash in its place (so a restore can be undone by
-//! another restore), and the manifest names the restored generation's owner, so the next
-//! rerun of either input does the right thing (§5.4).
+//! `wharf restore DATE`: brings back a date's newest trash generation. Its files are
+//! copied into staging and swapped in like a landing's; the generation it replaces enters
+//! the trash first (so a restore can be undone by another restore, and a failed one loses
+//! nothing), and the manifest names the restored generation's owner, so the next rerun of
+//! either input does the right thing (§5.4).
 
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::{atomic, lock, parquet_files, runlog, state, swap, timestamp_now};
+use crate::land::{atomic, lock, parquet_files, runlog, state, swap, timestamp_now, trash};
 use crate::plan::{Counts, PartitionEntry};
 
 /// What a restore brought back.
@@ -21,14 +22,14 @@ pub struct Restored {
 pub fn restore(config: &Config, date: Date) -> Result<Restored> {
     let started = std::time::Instant::now();
     let _lock = lock::acquire(config)?;
-    let generations = swap::generations(config, date)?;
+    let generations = trash::generations(config, date)?;
     let Some(newest) = generations.last() else {
         return Err(Error::Usage(format!(
             "no earlier generation of {date} in {}; nothing to restore",
-            swap::trash_dir(config, date).display()
+            trash::trash_dir(config, date).display()
         )));
     };
-    let record = swap::read_generation(newest)?;
+    let record = trash::read_generation(newest)?;
     let now = timestamp_now();
     let generation = format!("{}-restore", now.replace([':', '-'], ""));
     let staging = swap::fresh_staging(config, &generation)?;
