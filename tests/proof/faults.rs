@@ -3,7 +3,9 @@
 //! (ENOSPC) under the publish root, the state root and the quarantine root; EIO and
 //! ENOSPC injected into every write, fsync and rename of a run in [`injected`]. Each: a
 //! clear error naming the path, the contract's exit code, nothing published damaged,
-//! staging cleaned; then the fault is lifted and a rerun converges.
+//! staging cleaned; then the fault is lifted and a rerun converges. Every test that
+//! replaces a published date runs on both swap paths ([`BOTH`]); [`trash`]: a failure at
+//! any point of a run leaves each replaced generation published or restorable.
 //!
 //! Mounts (tmpfs, read-only bind) and `chattr +i` need root; where the machine refuses
 //! them the test says so on stderr and skips that part.
@@ -16,8 +18,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::common::{self, Dataset, Product, TwoVersions};
+use crate::swap_path::{BOTH, SwapPath};
 
 mod injected;
+mod trash;
 
 /// Two small inputs over the same two dates and what each publishes.
 fn inputs() -> &'static TwoVersions {
@@ -102,21 +106,25 @@ fn assert_error_naming(out: &Output, path: &Path, product: &Product) {
     assert!(!product.staging().exists(), "staging left");
 }
 
-fn seeded(config: &str) -> Product {
+fn seeded(path: SwapPath, config: &str) -> Product {
     let product = Product::with_config(config);
-    product.land(&inputs().old);
+    path.land(&product, &inputs().old);
     product
 }
 
-fn converge(product: &Product) {
-    let out = product.land(&inputs().new);
+fn converge(path: SwapPath, product: &Product) {
+    let out = path.land(product, &inputs().new);
     assert!(String::from_utf8_lossy(&out.stdout).contains("published"));
     common::assert_converged(product, &inputs().new_data, "new.jsonl");
 }
 
 #[test]
 fn read_only_publish_root() {
-    let product = seeded(common::CONFIG);
+    BOTH.into_iter().for_each(read_only_publish_root_on);
+}
+
+fn read_only_publish_root_on(path: SwapPath) {
+    let product = seeded(path, common::CONFIG);
     let before = common::tree(&product.publish);
     let manifest = product.manifest();
     // The folder holding the publish root (and, beside it, the staging area) goes
@@ -126,7 +134,7 @@ fn read_only_publish_root() {
         eprintln!("SKIPPED read_only_publish_root: neither a read-only bind mount nor chattr +i");
         return;
     };
-    let out = product.run(&inputs().new);
+    let out = path.run(&product, &inputs().new);
     assert_error_naming(&out, &lake, &product);
     assert!(stderr(&out).contains("Read-only") || stderr(&out).contains("not permitted"));
     eprintln!("read-only publish root: {}", stderr(&out).trim());
@@ -136,18 +144,23 @@ fn read_only_publish_root() {
         "published files changed"
     );
     assert_eq!(product.manifest(), manifest);
-    converge(&product);
+    converge(path, &product);
 }
 
 #[test]
 fn a_partition_that_cannot_be_swapped_stops_the_run_between_dates() {
-    let product = seeded(common::CONFIG);
+    BOTH.into_iter()
+        .for_each(a_partition_that_cannot_be_swapped_on);
+}
+
+fn a_partition_that_cannot_be_swapped_on(path: SwapPath) {
+    let product = seeded(path, common::CONFIG);
     let second = product.publish.join("event_date=2024-03-02");
     let Some(undo) = immutable(&second) else {
         eprintln!("SKIPPED: chattr +i is not available here");
         return;
     };
-    let out = product.run(&inputs().new);
+    let out = path.run(&product, &inputs().new);
     assert_error_naming(&out, &second, &product);
     drop(undo);
     let dates = common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
@@ -156,7 +169,7 @@ fn a_partition_that_cannot_be_swapped_stops_the_run_between_dates() {
         [true, false],
         "the first date swapped, the second did not"
     );
-    converge(&product);
+    converge(path, &product);
 }
 
 #[test]
@@ -204,7 +217,7 @@ fn a_root_under_a_regular_file_is_an_error_naming_it() {
 #[test]
 fn the_input_vanishing() {
     // Before the run: a usage error naming the path, nothing written.
-    let product = seeded(common::CONFIG);
+    let product = seeded(SwapPath::Exchange, common::CONFIG);
     let before = common::tree(&product.publish);
     let gone = product.path().join("gone.jsonl");
     let out = product.run(&gone);
@@ -264,17 +277,21 @@ fn the_input_vanishing() {
 
 #[test]
 fn a_full_publish_root() {
+    BOTH.into_iter().for_each(a_full_publish_root_on);
+}
+
+fn a_full_publish_root_on(path: SwapPath) {
     // tmpfs at lake/: the publish root lake/orders lives on it, the filler beside it.
     let product = Product::new();
     let Some(_mount) = mount_tmpfs(&product.path().join("lake"), "2m") else {
         eprintln!("SKIPPED a_full_publish_root: mounting a tmpfs is not permitted here");
         return;
     };
-    product.land(&inputs().old);
+    path.land(&product, &inputs().old);
     let before = common::tree(&product.publish);
     let manifest = product.manifest();
     let filler = fill(&product.path().join("lake"));
-    let out = product.run(&inputs().new);
+    let out = path.run(&product, &inputs().new);
     assert_error_naming(&out, &product.staging(), &product);
     assert!(
         stderr(&out).contains("No space left on device"),
@@ -287,7 +304,7 @@ fn a_full_publish_root() {
     );
     assert_eq!(product.manifest(), manifest);
     fs::remove_file(filler).unwrap();
-    converge(&product);
+    converge(path, &product);
 }
 
 #[test]
@@ -320,6 +337,10 @@ fn a_publish_root_that_is_a_mount_point_is_refused_before_anything_is_written() 
 
 #[test]
 fn a_full_state_root() {
+    BOTH.into_iter().for_each(a_full_state_root_on);
+}
+
+fn a_full_state_root_on(path: SwapPath) {
     // tmpfs at state/: the trash (reached by copying across file systems), manifest and
     // checkpoint cannot be written. The first date may already be swapped: each date is
     // old or new, never damaged, and the rerun converges.
@@ -328,9 +349,9 @@ fn a_full_state_root() {
         eprintln!("SKIPPED a_full_state_root: mounting a tmpfs is not permitted here");
         return;
     };
-    product.land(&inputs().old);
+    path.land(&product, &inputs().old);
     let filler = fill(&product.path().join("state"));
-    let out = product.run(&inputs().new);
+    let out = path.run(&product, &inputs().new);
     assert_error_naming(&out, &product.state, &product);
     assert!(
         stderr(&out).contains("No space left on device"),
@@ -340,12 +361,16 @@ fn a_full_state_root() {
     common::check_invariants(&product, &inputs().old_data, &inputs().new_data);
     assert_trash_whole(&product);
     fs::remove_file(filler).unwrap();
-    converge(&product);
+    converge(path, &product);
     assert_trash_whole(&product);
 }
 
 #[test]
 fn a_full_trash_on_another_file_system_leaves_no_half_copied_generation() {
+    BOTH.into_iter().for_each(a_full_trash_on);
+}
+
+fn a_full_trash_on(path: SwapPath) {
     // The state root on its own (full) file system: the replaced generation is copied
     // into the trash, and the copy fails. No generation folder may be left without its
     // generation.json: restore would pick it as the newest and fail (or bring back part
@@ -355,19 +380,18 @@ fn a_full_trash_on_another_file_system_leaves_no_half_copied_generation() {
         eprintln!("SKIPPED a_full_trash_on_another_file_system: tmpfs not permitted here");
         return;
     };
-    product.land(&inputs().old);
+    path.land(&product, &inputs().old);
     let filler = fill(&product.path().join("state"));
-    let out = product.run(&inputs().new);
+    let out = path.run(&product, &inputs().new);
     assert_error_naming(&out, &product.state.join("trash"), &product);
     assert!(stderr(&out).contains("No space left on device"));
     assert_trash_whole(&product);
     fs::remove_file(filler).unwrap();
-    converge(&product);
+    converge(path, &product);
     assert_trash_whole(&product);
     // The date the rerun swapped has its old generation in the trash, whole: restorable.
     let last = inputs().old_data.rows.keys().last().unwrap().clone();
-    let out = product.cmd(&["restore", &last, "--yes"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out));
+    path.restore(&product, &last);
     assert_eq!(
         product.snapshot().rows[&last],
         inputs().old_data.rows[&last]
@@ -413,20 +437,24 @@ fn assert_trash_whole(product: &Product) {
 
 #[test]
 fn a_full_quarantine_root() {
+    BOTH.into_iter().for_each(a_full_quarantine_root_on);
+}
+
+fn a_full_quarantine_root_on(path: SwapPath) {
     let product = Product::new();
     let Some(_mount) = mount_tmpfs(&product.path().join("quarantine"), "1m") else {
         eprintln!("SKIPPED a_full_quarantine_root: mounting a tmpfs is not permitted here");
         return;
     };
-    product.land(&inputs().old);
+    path.land(&product, &inputs().old);
     let before = common::tree(&product.publish);
     let filler = fill(&product.path().join("quarantine"));
-    let out = product.run(&inputs().new);
+    let out = path.run(&product, &inputs().new);
     assert_error_naming(&out, &product.quarantine, &product);
     assert!(
         common::tree(&product.publish) == before,
         "published files changed"
     );
     fs::remove_file(filler).unwrap();
-    converge(&product);
+    converge(path, &product);
 }

@@ -2,8 +2,10 @@
 //! two dates: small, as every kill is followed by a full rerun) over a published version of the same dates. After every kill: each
 //! partition readable and exactly old or exactly new, state parses, no stray entry
 //! visible to readers; then a rerun converges to the uninterrupted result (rows and
-//! Parquet bytes). `WHARF_KILLS=N` asks for N kills (default 50); `WHARF_KILL_SEED`
-//! changes the moments.
+//! Parquet bytes). Runs on both swap paths; `WHARF_KILLS=N` asks for N kills on each
+//! (default 25); `WHARF_KILL_SEED` changes the moments. On the two-rename path a kill
+//! between its renames leaves the date absent: then the old generation must be whole in
+//! the trash, the other date old or new, and the rerun converge all the same.
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
@@ -11,7 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, Product, Rng};
+use crate::common::{self, Dataset, Product, Rng};
+use crate::swap_path::{self, Exchange, SwapPath, TwoRenames};
 
 const ROOTS: [&str; 3] = ["lake", "state", "quarantine"];
 
@@ -33,10 +36,10 @@ fn copy_roots(from: &Path, to: &Path) {
 /// Runs `wharf run new` once, uninterrupted, polling for the moment staging appears;
 /// returns (the run's wall time, when staging first showed). Only used to spread the
 /// kill moments; nothing is asserted on time.
-fn measure(product: &Product, input: &Path) -> (Duration, Duration) {
+fn measure(path: SwapPath, product: &Product, input: &Path) -> (Duration, Duration) {
     let started = Instant::now();
-    let mut child = product
-        .cmd(&["run"])
+    let mut child = path
+        .cmd(product, &["run"])
         .arg(input)
         .stdout(Stdio::null())
         .spawn()
@@ -71,12 +74,47 @@ fn inode(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.ino())
 }
 
+/// After a kill: per date, whether it is new (see [`common::check_invariants`]); a date
+/// absent (only between the fallback's two renames) counts as not new, once its old
+/// generation is checked whole in the trash.
+fn check_after_kill(fallback: bool, work: &Product, old: &Dataset, new: &Dataset) -> Vec<bool> {
+    let now = work.snapshot();
+    let absent: Vec<&String> = old
+        .rows
+        .keys()
+        .filter(|d| !now.rows.contains_key(*d))
+        .collect();
+    let [date] = absent.as_slice() else {
+        assert!(absent.is_empty(), "dates absent: {absent:?}");
+        return common::check_invariants(work, old, new);
+    };
+    assert!(fallback, "{date} absent after an exchange");
+    assert!(
+        swap_path::newest_in_trash(work, date) == swap_path::files_of(&old.files, date),
+        "{date} is absent and its old generation is not whole in the trash"
+    );
+    let rest = (swap_path::without(old, date), swap_path::without(new, date));
+    let mut dates = common::check_invariants(work, &rest.0, &rest.1);
+    let at = old.rows.keys().position(|d| d == *date).unwrap();
+    dates.insert(at, false);
+    dates
+}
+
 #[test]
 fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
+    kill_loop(Exchange);
+}
+
+#[test]
+fn sigkill_at_random_moments_on_the_two_rename_swap() {
+    kill_loop(TwoRenames);
+}
+
+fn kill_loop(path: SwapPath) {
     let kills_wanted: u32 = std::env::var("WHARF_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
+        .unwrap_or(25);
     let seed: u64 = std::env::var("WHARF_KILL_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -99,10 +137,13 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
     let (mut duration, mut writes) = (Duration::ZERO, Duration::from_millis(20));
     for _ in 0..3 {
         copy_roots(template.path(), reference.path());
-        let (total, staged_at) = measure(&reference, &new_input);
+        let (total, staged_at) = measure(path, &reference, &new_input);
         duration = duration.max(total);
         writes = writes.max(total.saturating_sub(staged_at));
     }
+    path.assert_taken(&reference, 2);
+    // The machine's own path is the fallback too where it has no exchange.
+    let fallback = swap_path::last_swaps(&reference).contains(&"two_renames".to_owned());
     let new = reference.snapshot();
     assert_eq!(old.rows.len(), 2);
     assert!(old.rows.keys().all(|d| old.rows[d] != new.rows[d]));
@@ -138,8 +179,8 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
         };
         let at = Duration::from_micros(rng.below(span.as_micros() as u64));
         let first_inode = inode(&first_date);
-        let mut child = work
-            .cmd(&["run"])
+        let mut child = path
+            .cmd(&work, &["run"])
             .arg(&new_input)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -171,20 +212,21 @@ fn sigkill_at_random_moments_never_damages_a_day_and_reruns_converge() {
         }
         kills += 1;
 
-        let dates = common::check_invariants(&work, &old, &new);
+        let dates = check_after_kill(fallback, &work, &old, &new);
         let label = format!(
-            "dates new {dates:?} staging {} manifest {:?} checkpoint {}",
+            "dates new {dates:?} present {} staging {} manifest {:?} checkpoint {}",
+            work.snapshot().rows.len(),
             work.staging().exists(),
             work.owners().values().next().cloned().unwrap_or_default(),
             work.checkpoint("new.jsonl").is_some(),
         );
         *seen.entry(label).or_default() += 1;
 
-        work.land(&new_input);
+        path.land(&work, &new_input);
         common::assert_converged(&work, &new, "new.jsonl");
     }
     eprintln!(
-        "kill loop: {kills} kills survived, {finished} runs finished before their kill \
+        "kill loop ({path:?}): {kills} kills survived, {finished} runs finished before their kill \
          (run up to {duration:?}, writing up to {writes:?}); states seen after a kill:"
     );
     for (state, n) in &seen {

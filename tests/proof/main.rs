@@ -17,3 +17,4 @@ mod generator;
 mod hostile;
 mod kill_loop;
 mod privacy;
+mod swap_path;

@@ -2,14 +2,16 @@
 //! into the nth write, fsync or rename of a run that replaces two published dates, for
 //! every nth the run makes. After each: exit 1; stderr names a path and says what to do;
 //! each date byte-for-byte old or new, and the manifest and checkpoint never claim more
-//! than is published; no staging, no temporary file, no half generation in the trash;
-//! then a rerun without the fault converges to the uninterrupted result.
+//! than is published; no staging, no temporary file, no half generation in the trash; a
+//! date swapped has its old generation whole in the trash, a date not swapped none; then
+//! a rerun without the fault converges to the uninterrupted result. On both swap paths.
 
 use std::collections::BTreeMap;
 use std::process::Output;
 use std::sync::OnceLock;
 
 use crate::common::{self, Dataset, Product, TwoVersions};
+use crate::swap_path::{self, BOTH};
 
 const ERRNOS: [(&str, &str); 2] = [
     ("EIO", "Input/output error"),
@@ -17,7 +19,7 @@ const ERRNOS: [(&str, &str); 2] = [
 ];
 
 /// Two small inputs over the same two dates (small: every run here is one of hundreds).
-fn inputs() -> &'static TwoVersions {
+pub(super) fn inputs() -> &'static TwoVersions {
     static INPUTS: OnceLock<TwoVersions> = OnceLock::new();
     INPUTS.get_or_init(|| {
         let inputs = TwoVersions::generate(400, (51, 52));
@@ -48,20 +50,24 @@ fn rename_faults() {
     inject("rename");
 }
 
-/// Injects each errno at nth = 1, 2, … `op` calls until a run makes fewer than nth.
+/// Injects each errno at nth = 1, 2, … `op` calls until a run makes fewer than nth, on
+/// both swap paths.
 fn inject(op: &str) {
     let inputs = inputs();
     let mut report = Vec::new();
-    for (errno, text) in ERRNOS {
+    for (path, (errno, text)) in BOTH
+        .into_iter()
+        .flat_map(|path| ERRNOS.map(|errno| (path, errno)))
+    {
         let mut seen: BTreeMap<String, u32> = BTreeMap::new();
         let mut injected = 0;
         for nth in 1.. {
             assert!(nth <= 100, "{op}: more than 100 calls in one run?");
             let spec = format!("{op}:{errno}:{nth}");
             let product = Product::new();
-            product.land(&inputs.old);
-            let out = product
-                .cmd(&["run"])
+            path.land(&product, &inputs.old);
+            let out = path
+                .cmd(&product, &["run"])
                 .arg(&inputs.new)
                 .env("WHARF_FAULT", &spec)
                 .output()
@@ -69,21 +75,23 @@ fn inject(op: &str) {
             if !String::from_utf8_lossy(&out.stderr).contains("WHARF_FAULT injected") {
                 // Fewer than nth calls: the run is uninterrupted.
                 assert_eq!(out.status.code(), Some(0), "{spec}: {}", common::text(&out));
+                path.assert_taken(&product, 2);
                 common::assert_converged(&product, &inputs.new_data, "new.jsonl");
                 break;
             }
             injected += 1;
+            let spec = format!("{path:?} {spec}");
             *seen
                 .entry(check_failed(&product, &out, &spec, text))
                 .or_default() += 1;
-            let rerun = product.land(&inputs.new);
+            let rerun = path.land(&product, &inputs.new);
             assert!(rerun.stderr.is_empty(), "{spec}: {}", common::text(&rerun));
             common::assert_converged(&product, &inputs.new_data, "new.jsonl");
             super::assert_trash_whole(&product);
         }
         assert!(injected > 0, "{op}:{errno}: no call was ever faulted");
         report.push(format!(
-            "{op}:{errno}: {injected} faults injected; after them {seen:?}"
+            "{path:?} {op}:{errno}: {injected} faults injected; after them {seen:?}"
         ));
     }
     for line in report {
@@ -152,6 +160,22 @@ fn check_failed(product: &Product, out: &Output, spec: &str, errno_text: &str) -
         }
     }
     super::assert_trash_whole(product);
+    // Each replaced generation reachable: in the trash once its date is swapped, still
+    // published (and not also in the trash) while it is not.
+    for (date, is_new) in now.rows.keys().zip(&dates) {
+        let kept = swap_path::newest_in_trash(product, date);
+        if *is_new {
+            assert!(
+                kept == swap_path::files_of(&inputs.old_data.files, date),
+                "{spec}: {date} was swapped and its old generation is not whole in the trash"
+            );
+        } else {
+            assert!(
+                kept.is_empty(),
+                "{spec}: {date} was not swapped, yet is in the trash"
+            );
+        }
+    }
     format!("dates new {dates:?} manifest new {manifest_new} checkpoint {checkpoint}")
 }
 
