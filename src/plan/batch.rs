@@ -43,6 +43,21 @@ pub(super) struct Accepted {
     pub short_key: ShortKey,
 }
 
+/// What a [`Batch`] knows of one accepted event, for readers outside the plan (the
+/// console ranks every event of a key with it).
+#[derive(Clone, Copy, Debug)]
+pub struct EventFacts<'b> {
+    pub line: u64,
+    pub precedence: Packed,
+    /// The event id's hash and the record's fingerprint, for an
+    /// [`EventLog`](super::EventLog).
+    pub id: u128,
+    pub fingerprint: u64,
+    /// The encoded key field ([`row`]) and its hash.
+    pub key: &'b [u8],
+    pub key_hash: u64,
+}
+
 /// The first bytes of an encoded key, zero-padded, and its length (saturating): keys this
 /// short (an int key is 9 bytes) compare without touching their record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +91,7 @@ impl ShortKey {
 }
 
 /// The hash the ranking files an encoded key under.
-pub(super) fn key_hash(key: &[u8]) -> u64 {
+pub fn key_hash(key: &[u8]) -> u64 {
     xxh3_64_with_seed(key, KEY_SEED)
 }
 
@@ -154,6 +169,18 @@ impl Batch {
             short_key: ShortKey::of(slice((key_start, key_end))),
         };
         self.events.push(event);
+    }
+
+    /// Every accepted event of the batch, in line order.
+    pub fn accepted_events(&self) -> impl Iterator<Item = EventFacts<'_>> {
+        self.events.iter().map(|e| EventFacts {
+            line: e.line,
+            precedence: e.precedence,
+            id: e.id,
+            fingerprint: e.fingerprint,
+            key: self.slice(e.key),
+            key_hash: e.key_hash,
+        })
     }
 
     /// Empties the batch, keeping its buffers for the next chunk.

@@ -7,6 +7,10 @@
 //!
 //! Records of one event id all land in one bucket, in line order, so the first record of
 //! an id in its bucket is the event's first occurrence.
+//!
+//! The resolve reports to a [`Verdicts`]: the plan's is [`Resolved`] (counts and the
+//! conflicting lines), the console's [`Collapsed`] also names the line each retry or
+//! conflict repeats. One rule, two reports.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -70,6 +74,20 @@ pub struct EventLog {
     failed: Option<std::io::Error>,
 }
 
+/// Told, for each later record of an event id, whether it is a retry or a conflict of
+/// the id's first record.
+pub trait Verdicts: Default + Send {
+    /// What the table keeps of an id's first record for its later ones.
+    type First: Copy + Default + Send;
+    fn first(line: u64) -> Self::First;
+    /// Line `line` is an identical retry of the event first seen as `first`.
+    fn retry(&mut self, line: u64, first: Self::First);
+    /// Line `line` reuses the id of `first` with other values.
+    fn conflict(&mut self, line: u64, first: Self::First);
+    /// Adds another thread's verdicts.
+    fn merge(&mut self, other: Self);
+}
+
 /// What §2 made of the accepted events.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Resolved {
@@ -78,6 +96,56 @@ pub struct Resolved {
     pub retries: u64,
     /// Lines that reuse an earlier event's id with other values, in line order.
     pub conflicts: Vec<u64>,
+}
+
+impl Verdicts for Resolved {
+    type First = ();
+
+    fn first(_: u64) {}
+
+    fn retry(&mut self, _: u64, (): ()) {
+        self.retries += 1;
+    }
+
+    fn conflict(&mut self, line: u64, (): ()) {
+        self.conflicts.push(line);
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.retries += other.retries;
+        self.conflicts.extend(other.conflicts);
+    }
+}
+
+/// Every retry and conflict with the line of the event it repeats: what the console
+/// shows ("retry of line N"), and the plan does not keep.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Collapsed {
+    /// `(line, first line)` of every identical retry, by line once resolved.
+    pub retries: Vec<(u64, u64)>,
+    /// `(line, first line)` of every conflict, by line once resolved.
+    pub conflicts: Vec<(u64, u64)>,
+}
+
+impl Verdicts for Collapsed {
+    type First = u64;
+
+    fn first(line: u64) -> u64 {
+        line
+    }
+
+    fn retry(&mut self, line: u64, first: u64) {
+        self.retries.push((line, first));
+    }
+
+    fn conflict(&mut self, line: u64, first: u64) {
+        self.conflicts.push((line, first));
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.retries.extend(other.retries);
+        self.conflicts.extend(other.conflicts);
+    }
 }
 
 impl Default for EventLog {
@@ -154,36 +222,49 @@ impl EventLog {
     /// Reads every bucket back, on `threads` threads, and resolves §2: an id's first
     /// record is its event; a later one is a retry if its fingerprint is the first's, a
     /// conflict if not.
-    pub fn resolve(mut self, threads: usize) -> std::io::Result<Resolved> {
+    pub fn resolve(self, threads: usize) -> std::io::Result<Resolved> {
+        let events = self.events;
+        let mut resolved: Resolved = self.resolve_with(threads)?;
+        resolved.conflicts.sort_unstable();
+        resolved.accepted = events - resolved.conflicts.len() as u64;
+        Ok(resolved)
+    }
+
+    /// [`EventLog::resolve`], each retry and conflict with the line it repeats, by line.
+    pub fn collapse(self, threads: usize) -> std::io::Result<Collapsed> {
+        let mut collapsed: Collapsed = self.resolve_with(threads)?;
+        collapsed.retries.sort_unstable();
+        collapsed.conflicts.sort_unstable();
+        Ok(collapsed)
+    }
+
+    /// The resolve, reporting to `V`.
+    fn resolve_with<V: Verdicts>(mut self, threads: usize) -> std::io::Result<V> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
         self.scratch.seal()?;
         let next = AtomicUsize::new(0);
-        let parts: Vec<std::io::Result<Resolved>> = std::thread::scope(|scope| {
+        let parts: Vec<std::io::Result<V>> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads.max(1))
-                .map(|_| scope.spawn(|| self.resolve_buckets(&next)))
+                .map(|_| scope.spawn(|| self.resolve_buckets::<V>(&next)))
                 .collect();
             workers
                 .into_iter()
                 .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
         });
-        let mut resolved = Resolved::default();
+        let mut verdicts = V::default();
         for part in parts {
-            let part = part?;
-            resolved.retries += part.retries;
-            resolved.conflicts.extend(part.conflicts);
+            verdicts.merge(part?);
         }
-        resolved.conflicts.sort_unstable();
-        resolved.accepted = self.events - resolved.conflicts.len() as u64;
-        Ok(resolved)
+        Ok(verdicts)
     }
 
     /// Resolves buckets taken from `next` until none is left.
-    fn resolve_buckets(&self, next: &AtomicUsize) -> std::io::Result<Resolved> {
-        let mut part = Resolved::default();
-        let mut table = EventTable::default();
+    fn resolve_buckets<V: Verdicts>(&self, next: &AtomicUsize) -> std::io::Result<V> {
+        let mut part = V::default();
+        let mut table = EventTable::<V::First>::default();
         let mut bytes = vec![0u8; self.bucket_records * RECORD_BYTES];
         loop {
             let b = next.fetch_add(1, Ordering::Relaxed);
@@ -194,10 +275,12 @@ impl EventLog {
             table.reset(records);
             let mut offer = |record: &Record| {
                 let id = u128::from(record[0]) | (u128::from(record[1]) << 64);
-                match table.offer(id, record[2]) {
+                match table.offer(id, record[2], V::first(record[3])) {
                     Seen::New => {}
-                    Seen::Before(first) if first == record[2] => part.retries += 1,
-                    Seen::Before(_) => part.conflicts.push(record[3]),
+                    Seen::Before(fingerprint, first) if fingerprint == record[2] => {
+                        part.retry(record[3], first)
+                    }
+                    Seen::Before(_, first) => part.conflict(record[3], first),
                 }
             };
             for &offset in &self.spilled[b] {
@@ -261,6 +344,38 @@ mod tests {
             }
             prop_assert_eq!(log.len(), events.len() as u64);
             prop_assert_eq!(log.resolve(threads).unwrap(), model(&events));
+        }
+
+        /// The console's report names, for each retry and conflict, the id's first line,
+        /// and agrees with the plan's on which lines are which.
+        #[test]
+        fn the_collapse_names_the_first_occurrence(
+            events in prop::collection::vec((0u128..40, 0u64..3), 0..300),
+            bucket_records in 1usize..6,
+            threads in 1usize..3,
+        ) {
+            let events: Vec<(u128, u64)> = events
+                .into_iter()
+                .map(|(id, f)| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835), f))
+                .collect();
+            let mut log = EventLog::new(Box::<MemoryScratch>::default(), bucket_records);
+            let mut first: HashMap<u128, (u64, u64)> = HashMap::new();
+            let mut want = Collapsed::default();
+            for (line, &(id, fingerprint)) in events.iter().enumerate() {
+                let line = line as u64 + 1;
+                log.push(id, fingerprint, line);
+                match first.get(&id) {
+                    None => { first.insert(id, (fingerprint, line)); }
+                    Some(&(f, at)) if f == fingerprint => want.retries.push((line, at)),
+                    Some(&(_, at)) => want.conflicts.push((line, at)),
+                }
+            }
+            let collapsed = log.collapse(threads).unwrap();
+            let plan = model(&events);
+            prop_assert_eq!(&collapsed, &want);
+            prop_assert_eq!(collapsed.retries.len() as u64, plan.retries);
+            let lines: Vec<u64> = collapsed.conflicts.iter().map(|c| c.0).collect();
+            prop_assert_eq!(lines, plan.conflicts);
         }
     }
 

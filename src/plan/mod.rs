@@ -20,9 +20,9 @@ pub mod state;
 pub mod tables;
 pub mod tally;
 
-pub use batch::Batch;
+pub use batch::{Batch, EventFacts};
 pub use decide::{DecideOptions, decide};
-pub use events::{EventLog, MemoryScratch, Resolved, Scratch};
+pub use events::{Collapsed, EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
 pub use rowset::RowSet;

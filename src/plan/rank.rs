@@ -1,9 +1,12 @@
-//! The ranking of CONTRACT.md §3 as one comparator, [`compare`], and the full per-key
-//! ranking the console shows, [`rank_key`].
+//! The ranking of CONTRACT.md §3 as one order, [`Standing`] (an event's [`Packed`]
+//! precedence, then its line), with [`compare`] for decoded events, and the full per-key
+//! ranking the console shows, [`rank_by`], with why each event lost ([`LostBecause`]).
 //!
-//! Rank 1 is the greatest under [`compare`]: newest `order_by` instant, then highest
+//! Rank 1 is the greatest [`Standing`]: newest `order_by` instant, then highest
 //! `tiebreak` (present above absent), then the later line. `row_number` semantics: line
-//! numbers are unique, so the order is total and exactly one event ranks first.
+//! numbers are unique, so the order is total and exactly one event ranks first. The
+//! plan's ranking keeps each key's greatest as lines arrive in order, comparing packed
+//! precedences alone (an equal one is a later line, so it ranks above).
 
 use std::cmp::Ordering;
 
@@ -67,6 +70,11 @@ impl From<Precedence> for Packed {
 }
 
 impl Packed {
+    /// Whether both pack the same instant (or both none), whatever their tiebreaks.
+    pub fn same_instant(&self, other: &Packed) -> bool {
+        self.0[..2] == other.0[..2] && self.0[2] >> 1 == other.0[2] >> 1
+    }
+
     /// The instant packed, if any: an entry's date without reading its record.
     pub fn instant(&self) -> Option<Instant> {
         let [high, low, bits, ..] = self.0;
@@ -78,11 +86,38 @@ impl Packed {
     }
 }
 
+/// An event's place in §3's order: greater ranks above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Standing {
+    pub precedence: Packed,
+    /// The event's first line: on equal precedences, the later line ranks above.
+    pub line: u64,
+}
+
+impl Standing {
+    /// The standing of `event` under `schema`.
+    pub fn of(event: &Event, schema: &Schema) -> Self {
+        Standing {
+            precedence: Precedence::of(&event.record, schema).into(),
+            line: event.line,
+        }
+    }
+
+    /// Why an event standing here ranks below `above`.
+    pub fn lost_to(&self, above: &Standing) -> LostBecause {
+        if !self.precedence.same_instant(&above.precedence) {
+            LostBecause::Older
+        } else if self.precedence != above.precedence {
+            LostBecause::LowerTiebreak
+        } else {
+            LostBecause::EarlierArrival
+        }
+    }
+}
+
 /// `Greater` when `a` ranks above `b` (§3).
 pub fn compare(a: &Event, b: &Event, schema: &Schema) -> Ordering {
-    Precedence::of(&a.record, schema)
-        .cmp(&Precedence::of(&b.record, schema))
-        .then(a.line.cmp(&b.line))
+    Standing::of(a, schema).cmp(&Standing::of(b, schema))
 }
 
 /// Why an event is not rank 1, relative to the event ranked just above it.
@@ -107,27 +142,27 @@ impl LostBecause {
     }
 }
 
+/// Sorts one key's events rank 1 first, by `standing`.
+pub fn rank_by<T>(events: &mut [T], standing: impl Fn(&T) -> Standing) {
+    events.sort_unstable_by_key(|e| std::cmp::Reverse(standing(e)));
+}
+
 /// One key's events ranked, rank 1 first, each with why it lost to the one above.
-pub fn rank_key(mut events: Vec<Event>, schema: &Schema) -> Vec<(Event, Option<LostBecause>)> {
-    events.sort_by(|a, b| compare(b, a, schema));
-    let mut ranked: Vec<(Event, Option<LostBecause>)> = Vec::with_capacity(events.len());
-    for event in events {
-        let why = ranked.last().map(|(above, _)| {
-            let (upper, lower) = (
-                Precedence::of(&above.record, schema),
-                Precedence::of(&event.record, schema),
-            );
-            if upper.instant != lower.instant {
-                LostBecause::Older
-            } else if upper.tiebreak != lower.tiebreak {
-                LostBecause::LowerTiebreak
-            } else {
-                LostBecause::EarlierArrival
-            }
-        });
-        ranked.push((event, why));
-    }
-    ranked
+pub fn rank_key(events: Vec<Event>, schema: &Schema) -> Vec<(Event, Option<LostBecause>)> {
+    let mut standings: Vec<(Standing, Event)> = events
+        .into_iter()
+        .map(|e| (Standing::of(&e, schema), e))
+        .collect();
+    rank_by(&mut standings, |(s, _)| *s);
+    let mut above: Option<Standing> = None;
+    standings
+        .into_iter()
+        .map(|(standing, event)| {
+            let why = above.map(|a| standing.lost_to(&a));
+            above = Some(standing);
+            (event, why)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -155,6 +190,15 @@ mod tests {
 
         /// The instant comes back out as it went in, present or not, whatever the
         /// tiebreak beside it.
+        /// Why one lost to another reads the same off the packed precedences.
+        #[test]
+        fn packed_precedences_tell_the_instant_apart_from_the_tiebreak(
+            a in precedence(),
+            b in precedence(),
+        ) {
+            prop_assert_eq!(Packed::from(a).same_instant(&Packed::from(b)), a.instant == b.instant);
+        }
+
         #[test]
         fn a_packed_instant_unpacks_as_it_was(a in precedence()) {
             prop_assert_eq!(Packed::from(a).instant(), a.instant);

@@ -6,14 +6,18 @@
 //! cache misses, then does the real work on warm lines (an event log bucket's table fits
 //! in cache, so it needs no warming). Keys are already-uniform hashes (xxh3).
 
-/// Every distinct event seen: its 128-bit id hash and its 64-bit fingerprint.
+/// Every distinct event seen: its 128-bit id hash, its 64-bit fingerprint and what the
+/// caller keeps of its first occurrence, `F` (nothing for the plan, which needs only
+/// verdicts: `()` takes no room; the console keeps the first line, to say "retry of line
+/// N").
 ///
 /// Empty slots hold all ones, not zeros, so a new table is written through at once: a
 /// zeroed allocation maps the shared zero page, and the first write to each page then
 /// faults again and flushes every core's TLB.
-pub struct EventTable {
-    /// `[id low, id high, fingerprint]`; an all-ones id marks an empty slot.
-    slots: Vec<[u64; 3]>,
+pub struct EventTable<F: Copy + Default = ()> {
+    /// `[id low, id high, fingerprint]` and the first occurrence's `F`; an all-ones id
+    /// marks an empty slot.
+    slots: Vec<([u64; 3], F)>,
     len: usize,
 }
 
@@ -34,23 +38,27 @@ fn home(hash: u64, len: usize) -> usize {
 
 /// What an id was when it was offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Seen {
+pub enum Seen<F = ()> {
     /// First time: now recorded.
     New,
-    /// Seen before with this fingerprint.
-    Before(u64),
+    /// Seen before with this fingerprint, and what was kept of that first time.
+    Before(u64, F),
 }
 
-impl Default for EventTable {
+impl<F: Copy + Default> Default for EventTable<F> {
     fn default() -> Self {
         Self::with_capacity(0)
     }
 }
 
-impl EventTable {
+impl<F: Copy + Default> EventTable<F> {
+    fn empty() -> ([u64; 3], F) {
+        ([u64::MAX; 3], F::default())
+    }
+
     pub fn with_capacity(events: usize) -> Self {
         EventTable {
-            slots: vec![[u64::MAX; 3]; capacity_for(events)],
+            slots: vec![Self::empty(); capacity_for(events)],
             len: 0,
         }
     }
@@ -59,9 +67,9 @@ impl EventTable {
     pub fn reset(&mut self, events: usize) {
         let want = capacity_for(events);
         if self.slots.len() < want || self.slots.len() > want * 4 {
-            self.slots = vec![[u64::MAX; 3]; want];
+            self.slots = vec![Self::empty(); want];
         } else {
-            self.slots.fill([u64::MAX; 3]);
+            self.slots.fill(Self::empty());
         }
         self.len = 0;
     }
@@ -74,8 +82,8 @@ impl EventTable {
         }
     }
 
-    /// Records `id` with `fingerprint` unless it is already there.
-    pub fn offer(&mut self, id: u128, fingerprint: u64) -> Seen {
+    /// Records `id` with `fingerprint` and `first` unless it is already there.
+    pub fn offer(&mut self, id: u128, fingerprint: u64, first: F) -> Seen<F> {
         if (self.len + 1) * 16 > self.slots.len() * MAX_LOAD_16THS {
             self.grow();
         }
@@ -83,12 +91,13 @@ impl EventTable {
         let len = self.slots.len();
         let mut at = home(id[0], len);
         loop {
-            let slot = &mut self.slots[at];
+            let (slot, kept) = &mut self.slots[at];
             if slot[..2] == id {
-                return Seen::Before(slot[2]);
+                return Seen::Before(slot[2], *kept);
             }
             if slot[..2] == EMPTY_ID {
                 *slot = [id[0], id[1], fingerprint];
+                *kept = first;
                 self.len += 1;
                 return Seen::New;
             }
@@ -100,12 +109,12 @@ impl EventTable {
     }
 
     fn grow(&mut self) {
-        let doubled = vec![[u64::MAX; 3]; self.slots.len() * 2];
+        let doubled = vec![Self::empty(); self.slots.len() * 2];
         let old = std::mem::replace(&mut self.slots, doubled);
         self.len = 0;
-        for slot in old.into_iter().filter(|s| s[..2] != EMPTY_ID) {
+        for (slot, kept) in old.into_iter().filter(|s| s.0[..2] != EMPTY_ID) {
             let id = u128::from(slot[0]) | (u128::from(slot[1]) << 64);
-            self.offer(id, slot[2]);
+            self.offer(id, slot[2], kept);
         }
     }
 
@@ -215,20 +224,21 @@ mod tests {
     proptest! {
         /// Against a HashMap, through growth, with ids that collide in their home slot.
         #[test]
-        fn the_event_table_is_a_map_from_id_to_its_first_fingerprint(
+        fn the_event_table_is_a_map_from_id_to_its_first_fingerprint_and_line(
             offers in prop::collection::vec((0u128..64, any::<u64>()), 0..400),
             spread in any::<bool>(),
         ) {
-            let mut table = EventTable::default();
-            let mut model: HashMap<u128, u64> = HashMap::new();
-            for (id, fingerprint) in offers {
+            let mut table = EventTable::<u64>::default();
+            let mut model: HashMap<u128, (u64, u64)> = HashMap::new();
+            for (line, (id, fingerprint)) in offers.into_iter().enumerate() {
                 // Small ids share home slots; spread ones use the whole hash.
                 let id = if spread { id.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) } else { id };
+                let line = line as u64 + 1;
                 let want = match model.get(&id) {
-                    Some(&f) => Seen::Before(f),
-                    None => { model.insert(id, fingerprint); Seen::New }
+                    Some(&(f, first)) => Seen::Before(f, first),
+                    None => { model.insert(id, (fingerprint, line)); Seen::New }
                 };
-                prop_assert_eq!(table.offer(id, fingerprint), want);
+                prop_assert_eq!(table.offer(id, fingerprint, line), want);
             }
             prop_assert_eq!(table.len(), model.len());
         }
@@ -255,10 +265,10 @@ mod tests {
 
     #[test]
     fn the_empty_marker_is_an_id_like_any_other() {
-        let mut table = EventTable::with_capacity(4);
+        let mut table = EventTable::<()>::with_capacity(4);
         for id in [0, u128::MAX, u128::MAX - 1] {
-            assert_eq!(table.offer(id, 7), Seen::New);
-            assert_eq!(table.offer(id, 8), Seen::Before(7));
+            assert_eq!(table.offer(id, 7, ()), Seen::New);
+            assert_eq!(table.offer(id, 8, ()), Seen::Before(7, ()));
         }
         assert_eq!(table.len(), 3);
         let mut keys = KeyTable::with_capacity(4);
