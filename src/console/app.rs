@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::ranked::Ranked;
+use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use super::theme::Theme;
 use crate::config::Config;
@@ -134,10 +134,13 @@ pub struct RawState {
 pub struct RankedState {
     pub path: Option<PathBuf>,
     pub data: Loading<Arc<Ranked>>,
-    /// `(group, row)` of every row that passes the filter, in order.
-    pub rows: Vec<(u32, u32)>,
+    /// The rows that pass the filter.
+    pub rows: Arc<Rows>,
     pub cursor: usize,
     pub filter: String,
+    /// Rows `window_start..` of `rows`, read back from the input around the cursor.
+    pub window_start: usize,
+    pub window: Vec<RankedRow>,
 }
 
 /// The Quarantine view: entries, then one entry's rejects, then one raw line.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::app::{PartitionRow, Stamp, View};
-use super::ranked::Ranked;
+use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use crate::contract::Date;
 use crate::inbox::InboxEntry;
@@ -142,6 +142,13 @@ pub enum Report {
         id: u64,
         result: Result<Arc<Ranked>, String>,
     },
+    /// Rows `start..` of `rows`, read back for the Ranked tab.
+    RankedWindow {
+        path: PathBuf,
+        rows: Arc<Rows>,
+        start: usize,
+        result: Result<Vec<RankedRow>, String>,
+    },
     Rejects {
         result: Result<Box<(QuarantineSummary, Vec<RejectRecord>)>, String>,
     },
@@ -229,6 +236,13 @@ pub enum Effect {
     Rank {
         id: u64,
         path: PathBuf,
+    },
+    /// Read rows `start..start + WINDOW` of `rows` back (quick; on the UI thread).
+    RankedWindow {
+        path: PathBuf,
+        ranked: Arc<Ranked>,
+        rows: Arc<Rows>,
+        start: usize,
     },
     /// Read one quarantine entry's rejects (quick; on the UI thread).
     Rejects {

@@ -17,6 +17,7 @@ use std::path::Path;
 use super::mask;
 use crate::contract::{self, LineBytes, LineReason, Outcome, Schema};
 use crate::error::{Error, Result};
+use crate::plan::Collapsed;
 
 /// Bytes of a line read for display.
 pub const SHOW_BYTES: usize = 4096;
@@ -25,21 +26,58 @@ pub const CLASSIFY_BYTES: usize = 64 * 1024;
 /// Lines read around the cursor at a time (more than any screen is tall).
 pub const WINDOW: usize = 256;
 
-/// Where every line of one input starts.
+/// Where the lines of one input start: every line's start ([`LineIndex::build`], for the
+/// Raw tab's windows), or every [`LineIndex::SPARSE`]th line's ([`LineIndex::sparse`], for
+/// reading scattered lines back, at a few bytes per thousand lines); and, once §2 has run
+/// over them, which lines repeat an earlier event ([`LineIndex::repeat`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineIndex {
+    /// The start of lines `0, stride, 2 * stride, …` (0-based).
     starts: Vec<u64>,
+    stride: u64,
+    lines: u64,
     len: u64,
     ends_with_newline: bool,
+    /// §2's retries and conflicts, each with the line it repeats (empty until read).
+    pub repeats: Collapsed,
+}
+
+/// A line that repeats an earlier event's id (CONTRACT.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Repeat {
+    /// An identical retry of the event on line `of`, collapsed onto it.
+    Retry { of: u64 },
+    /// The id of line `of` with other values: a breach.
+    Conflict { of: u64 },
 }
 
 impl LineIndex {
-    /// Indexes `path`; `progress(bytes, total)` returns `false` to cancel.
+    /// Lines between two starts a sparse index keeps: a line is found by reading on from
+    /// the start before it, ~8 KiB of order events.
+    pub const SPARSE: u64 = 64;
+
+    /// Indexes every line of `path`; `progress(bytes, total)` returns `false` to cancel.
     pub fn build(path: &Path, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<LineIndex> {
+        Self::every(path, 1, progress)
+    }
+
+    /// Indexes every [`Self::SPARSE`]th line of `path`.
+    pub fn sparse(path: &Path, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<LineIndex> {
+        Self::every(path, Self::SPARSE, progress)
+    }
+
+    fn every(
+        path: &Path,
+        stride: u64,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<LineIndex> {
         let io = |e| Error::io(path, "index the input's lines", "check the file", e);
         let mut file = File::open(path).map_err(io)?;
         let total = file.metadata().map_err(io)?.len();
-        let mut index = LineIndex::default();
+        let mut index = LineIndex {
+            stride,
+            ..LineIndex::default()
+        };
         let mut buf = vec![0u8; 1 << 20];
         let mut last = 0u8;
         loop {
@@ -50,10 +88,10 @@ impl LineIndex {
                 Err(e) => return Err(io(e)),
             };
             if index.len == 0 {
-                index.starts.push(0);
+                index.line_at(0);
             }
             for at in memchr::memchr_iter(b'\n', &buf[..n]) {
-                index.starts.push(index.len + at as u64 + 1);
+                index.line_at(index.len + at as u64 + 1);
             }
             index.len += n as u64;
             last = buf[n - 1];
@@ -63,18 +101,43 @@ impl LineIndex {
         }
         index.ends_with_newline = last == b'\n';
         if index.ends_with_newline {
-            index.starts.pop();
+            // The start after the last `\n` begins no line.
+            index.lines -= 1;
+            if index.lines % stride == 0 {
+                index.starts.pop();
+            }
         }
         Ok(index)
     }
 
-    /// Lines in the file.
-    pub fn lines(&self) -> u64 {
-        self.starts.len() as u64
+    /// A line starts at `at`.
+    fn line_at(&mut self, at: u64) {
+        if self.lines % self.stride == 0 {
+            self.starts.push(at);
+        }
+        self.lines += 1;
     }
 
-    /// The byte range of line `i` (0-based) without its `\n`.
+    /// Lines in the file.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Whether line `line` (1-based) repeats an earlier event, and which.
+    pub fn repeat(&self, line: u64) -> Option<Repeat> {
+        let find = |list: &[(u64, u64)]| {
+            list.binary_search_by_key(&line, |&(l, _)| l)
+                .ok()
+                .map(|i| list[i].1)
+        };
+        find(&self.repeats.retries)
+            .map(|of| Repeat::Retry { of })
+            .or_else(|| find(&self.repeats.conflicts).map(|of| Repeat::Conflict { of }))
+    }
+
+    /// The byte range of line `i` (0-based) without its `\n`, in a full index.
     fn span(&self, i: usize) -> (u64, u64) {
+        debug_assert_eq!(self.stride, 1, "a sparse index knows only some lines' spans");
         let start = self.starts[i];
         let end = match self.starts.get(i + 1) {
             Some(next) => next - 1,
@@ -83,6 +146,63 @@ impl LineIndex {
         };
         (start, end)
     }
+
+    /// Line `number`'s bytes (1-based; without its `\n`; a BOM and a `\r` left in), at
+    /// most `limit + 1` of them, so that a longer line shows as longer than `limit`.
+    pub fn read_line(&self, file: &File, number: u64, limit: usize) -> std::io::Result<Vec<u8>> {
+        let i = number.saturating_sub(1);
+        if i >= self.lines {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("the input has no line {number}"),
+            ));
+        }
+        let mut at = self.starts[(i / self.stride) as usize];
+        let mut skip = i % self.stride;
+        let mut buf = vec![0u8; 16 * 1024];
+        while skip > 0 {
+            let n = read_some(file, &mut buf, at, self.len)?;
+            let mut read = n as u64;
+            for end in memchr::memchr_iter(b'\n', &buf[..n]) {
+                skip -= 1;
+                if skip == 0 {
+                    read = end as u64 + 1;
+                    break;
+                }
+            }
+            at += read;
+        }
+        let mut line = Vec::new();
+        while line.len() <= limit && at < self.len {
+            let want = buf.len().min(limit + 1 - line.len());
+            let n = read_some(file, &mut buf[..want], at, self.len)?;
+            match memchr::memchr(b'\n', &buf[..n]) {
+                Some(end) => {
+                    line.extend_from_slice(&buf[..end]);
+                    break;
+                }
+                None => {
+                    line.extend_from_slice(&buf[..n]);
+                    at += n as u64;
+                }
+            }
+        }
+        Ok(line)
+    }
+}
+
+/// Reads from `at` into `buf`, up to the file's indexed length: at least one byte, or
+/// an error (the file is shorter than when it was indexed).
+fn read_some(file: &File, buf: &mut [u8], at: u64, len: u64) -> std::io::Result<usize> {
+    let want = buf.len().min(len.saturating_sub(at) as usize);
+    if want == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the input is shorter than when its lines were indexed",
+        ));
+    }
+    file.read_exact_at(&mut buf[..want], at)?;
+    Ok(want)
 }
 
 /// A line's outcome as the Raw tab shows it.
@@ -100,6 +220,10 @@ pub enum LineOutcome {
     },
     /// Too long to classify here; the plan will tell.
     Unknown,
+    /// Accepted, and an identical retry of the event on line `of` (§2).
+    Retry { of: u64 },
+    /// The id of the event on line `of` with other values: a breach (§2).
+    Conflict { of: u64 },
 }
 
 /// One line on screen.
@@ -125,7 +249,7 @@ pub fn read_window(
     let file = File::open(path)
         .map_err(|e| Error::io(path, "read the input", "is it still in the inbox?", e))?;
     let from = first.max(1) as usize - 1;
-    let to = (from + count).min(index.starts.len());
+    let to = (from + count).min(index.lines() as usize);
     let mut out = Vec::with_capacity(to.saturating_sub(from));
     for i in from..to {
         let (start, end) = index.span(i);
@@ -217,6 +341,35 @@ mod tests {
         ] {
             assert_eq!(index_of(data).1.lines(), lines, "{data:?}");
         }
+    }
+
+    /// A sparse index finds every line as a full one does, whatever the line lengths
+    /// around the starts it keeps, and cuts long lines at the limit.
+    #[test]
+    fn a_sparse_index_reads_each_line_back() {
+        let mut data = Vec::new();
+        let mut want = Vec::new();
+        for i in 0..300u64 {
+            let line = "x".repeat((i * 37 % 300) as usize) + &i.to_string();
+            data.extend_from_slice(line.as_bytes());
+            data.push(b'\n');
+            want.push(line);
+        }
+        data.extend_from_slice(b"last, no newline");
+        want.push("last, no newline".into());
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, &data).unwrap();
+        let sparse = LineIndex::sparse(file.path(), &mut |_, _| true).unwrap();
+        assert_eq!(sparse.lines(), 301);
+        let opened = File::open(file.path()).unwrap();
+        for (i, line) in want.iter().enumerate() {
+            let read = sparse.read_line(&opened, i as u64 + 1, 1000).unwrap();
+            assert_eq!(read, line.as_bytes(), "line {}", i + 1);
+        }
+        assert_eq!(sparse.read_line(&opened, 300, 3).unwrap(), b"xxxx", "limit + 1 bytes");
+        assert!(sparse.read_line(&opened, 302, 10).is_err());
+        let (_f, ends) = index_of(b"a\nb\n");
+        assert_eq!(ends.lines(), 2);
     }
 
     #[test]

@@ -231,6 +231,23 @@ impl Console {
                     result,
                 })
             }
+            Effect::RankedWindow {
+                path,
+                ranked,
+                rows,
+                start,
+            } => {
+                let range = start..start + super::raw::WINDOW;
+                let result = ranked
+                    .read_rows(&config, &path, &rows, range)
+                    .map_err(|e| e.to_string());
+                Some(Report::RankedWindow {
+                    path,
+                    rows,
+                    start,
+                    result,
+                })
+            }
             Effect::Cancel { id } => {
                 if let Some(flag) = self.cancels.get(&id) {
                     flag.store(true, Ordering::Relaxed);
@@ -273,7 +290,7 @@ impl Console {
             ),
             Effect::Index { id, path } => self.spawn(
                 id,
-                move |cancel, report| workers::index(id, &path, cancel, report),
+                move |cancel, report| workers::index(&config, id, &path, cancel, report),
                 move |e| Report::Indexed { id, result: Err(e) },
             ),
             Effect::Rank { id, path } => self.spawn(

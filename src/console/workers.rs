@@ -19,7 +19,7 @@ use crate::contract::{Date, LineBytes};
 use crate::error::Error;
 use crate::input;
 use crate::land::{self, Progress};
-use crate::plan::DecideOptions;
+use crate::plan::{DecideOptions, Plan};
 
 /// Where a worker sends its reports (to the event loop); `false` once nobody listens.
 pub type Sink<'a> = &'a dyn Fn(Report) -> bool;
@@ -70,6 +70,13 @@ pub fn hash(
     Report::HashingDone { id }
 }
 
+/// A plan as the console keeps it: without its partitions' rows, which only a landing
+/// writes (and a landing plans again), and which are most of a plan's memory.
+fn shown(mut plan: Plan) -> Arc<Plan> {
+    plan.partitions.clear();
+    Arc::new(plan)
+}
+
 /// Plans `path` with the core's `plan_input`.
 pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
@@ -84,7 +91,7 @@ pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: 
     Report::Planned {
         id,
         path: path.to_owned(),
-        result: result.map(Arc::new).map_err(|e| e.to_string()),
+        result: result.map(shown).map_err(|e| e.to_string()),
     }
 }
 
@@ -125,7 +132,7 @@ pub fn land(
     let result = result
         .map(|outcome| Landed {
             status: outcome.status,
-            plan: Arc::new(outcome.plan),
+            plan: shown(outcome.plan),
             duration_ms: outcome.duration_ms,
             allowed_shrink: allow_shrink,
         })
@@ -139,15 +146,27 @@ pub fn restore(config: &Config, id: u64, date: Date) -> Report {
     Report::Restored { id, result }
 }
 
-/// Indexes the lines of `path`.
-pub fn index(id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
+/// Indexes the lines of `path`, then reads it as the plan does for the lines §2 finds
+/// repeating an earlier event (the Raw tab names the line each repeats).
+pub fn index(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
-    let result = LineIndex::build(path, &mut |bytes, total| {
+    let mut progress = |bytes, total| {
         if worth(bytes, total, &mut last) {
             report(Report::IndexProgress { id, bytes, total });
         }
         !cancel.load(Ordering::Relaxed)
-    });
+    };
+    // The line index is a fast pass: an eighth of the bar.
+    let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total))
+        .and_then(|mut index| {
+            index.repeats = ranked::read::read(
+                config,
+                path,
+                &mut |bytes, total| progress(total / 8 + bytes / 8 * 7, total),
+                |_| {},
+            )?;
+            Ok(index)
+        });
     Report::Indexed {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),

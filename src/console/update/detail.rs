@@ -1,10 +1,9 @@
 //! The Raw and Ranked tabs of the Inbox view: starting the indexing or ranking the
-//! visible tab needs, the window of raw lines around the cursor, the Ranked rows a filter
-//! keeps, and `n` / `N` between rejects and ties.
+//! visible tab needs, the windows of raw lines and of Ranked rows around the cursors, and
+//! `n` / `N` between rejects and ties.
 
 use crate::console::app::{App, Loading, Pane, RankedState, RawState};
 use crate::console::msg::Effect;
-use crate::console::ranked::Ranked;
 use crate::console::raw::WINDOW;
 
 /// Starts the Raw or Ranked work the visible tab needs, if not already there.
@@ -73,6 +72,28 @@ pub fn window(app: &App) -> Option<Effect> {
     })
 }
 
+/// The window read the Ranked cursor needs, if it left the rows in memory.
+pub fn ranked_window(app: &App) -> Option<Effect> {
+    let (Loading::Ready(ranked), Some(path)) = (&app.ranked.data, &app.ranked.path) else {
+        return None;
+    };
+    let (cursor, start, len) = (
+        app.ranked.cursor,
+        app.ranked.window_start,
+        app.ranked.window.len(),
+    );
+    let margin = WINDOW / 4;
+    let near_top = cursor < start + margin && start > 0;
+    let near_end = cursor + margin >= start + len && start + len < app.ranked.rows.len();
+    let empty = len == 0 && !app.ranked.rows.is_empty();
+    (empty || near_top || near_end).then(|| Effect::RankedWindow {
+        path: path.clone(),
+        ranked: ranked.clone(),
+        rows: app.ranked.rows.clone(),
+        start: cursor.saturating_sub(WINDOW / 2),
+    })
+}
+
 /// `n` / `N`: the next or previous reject (Raw) or tie / conflict (Ranked).
 pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
     match app.detail_tab() {
@@ -104,35 +125,19 @@ pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
             let Loading::Ready(ranked) = &app.ranked.data else {
                 return Vec::new();
             };
-            let rows = &app.ranked.rows;
-            let notable = |i: &usize| {
-                let (g, r) = rows[*i];
-                let group = &ranked.groups[g as usize];
-                r == 0 && (group.tie || group.conflict)
-            };
-            let at = app.ranked.cursor;
-            let found = if forward {
-                (at + 1..rows.len()).find(notable)
-            } else {
-                (0..at).rev().find(notable)
-            };
+            let found = app
+                .ranked
+                .rows
+                .next_key(app.ranked.cursor, forward, |k| ranked.notable(k));
             match found {
-                Some(i) => app.ranked.cursor = i,
+                Some(i) => {
+                    app.ranked.cursor = i;
+                    return ranked_window(app).into_iter().collect();
+                }
                 None => app.info("no further tie by arrival or conflict"),
             }
         }
         _ => app.info("n / N jump between rejects (Raw) and ties (Ranked)"),
     }
     Vec::new()
-}
-
-/// Every `(group, row)` of `ranked` whose key contains `filter`.
-pub fn ranked_rows(ranked: &Ranked, filter: &str) -> Vec<(u32, u32)> {
-    ranked
-        .groups
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| filter.is_empty() || g.key.contains(filter))
-        .flat_map(|(g, group)| (0..group.rows.len()).map(move |r| (g as u32, r as u32)))
-        .collect()
 }

@@ -1,7 +1,9 @@
 //! A `/` filter being typed: the Ranked tab's by key, the Quarantine list's by input
 //! name. It applies as it is typed; Enter keeps it, Esc clears it.
 
-use super::detail::ranked_rows;
+use std::sync::Arc;
+
+use super::detail::ranked_window;
 use crate::console::app::{App, Loading, Pane, View};
 use crate::console::msg::{Effect, Intent};
 
@@ -15,31 +17,32 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::Backspace => {
             text.pop();
         }
-        Intent::Submit => {
-            apply_filter(app, text);
-            return Vec::new();
-        }
-        Intent::Back => {
-            apply_filter(app, String::new());
-            return Vec::new();
-        }
+        Intent::Submit => return apply_filter(app, text).into_iter().collect(),
+        Intent::Back => return apply_filter(app, String::new()).into_iter().collect(),
         _ => {}
     }
-    apply_filter(app, text.clone());
+    let effect = apply_filter(app, text.clone());
     app.editing = Some(text);
-    Vec::new()
+    effect.into_iter().collect()
 }
 
-fn apply_filter(app: &mut App, text: String) {
+/// Applies a filter as typed so far, with the Ranked rows it lets through read back.
+fn apply_filter(app: &mut App, text: String) -> Option<Effect> {
     if app.view == View::Quarantine {
         app.quarantine.filter = text;
         app.quarantine.cursor = 0;
     } else if app.detail_tab() == Pane::Ranked {
+        if app.ranked.filter == text && !app.ranked.window.is_empty() {
+            return None;
+        }
         app.ranked.filter = text;
         app.ranked.cursor = 0;
+        app.ranked.window.clear();
         app.ranked.rows = match &app.ranked.data {
-            Loading::Ready(ranked) => ranked_rows(ranked, &app.ranked.filter),
-            _ => Vec::new(),
+            Loading::Ready(ranked) => Arc::new(ranked.filter(&app.ranked.filter)),
+            _ => Arc::default(),
         };
+        return ranked_window(app);
     }
+    None
 }

@@ -39,7 +39,7 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         }
         Pane::Ranked => {
             if move_cursor(&mut app.ranked.cursor, app.ranked.rows.len(), intent, page) {
-                return Vec::new();
+                return super::detail::ranked_window(app).into_iter().collect();
             }
         }
         Pane::Plan => {

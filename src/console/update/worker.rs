@@ -1,7 +1,9 @@
 //! What the App does with a worker's or the runtime's [`Report`]. A result whose id is
 //! no longer the one the App waits for (the operator moved on, or cancelled) is dropped.
 
-use super::detail::{ranked_rows, window};
+use std::sync::Arc;
+
+use super::detail::{ranked_window, window};
 use super::inbox::replan;
 use super::reload;
 use crate::console::app::{App, Dialog, Finished, Loading, PlanState, Rejects};
@@ -110,12 +112,28 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
             if matches!(app.ranked.data, Loading::Running { id: want, .. } if want == id) {
                 match result {
                     Ok(ranked) => {
-                        app.ranked.rows = ranked_rows(&ranked, &app.ranked.filter);
+                        app.ranked.rows = Arc::new(ranked.filter(&app.ranked.filter));
                         app.ranked.cursor = 0;
+                        app.ranked.window.clear();
                         app.ranked.data = Loading::Ready(ranked);
+                        return ranked_window(app).into_iter().collect();
                     }
                     Err(error) => app.ranked.data = Loading::Failed(error),
                 }
+            }
+        }
+        Report::RankedWindow {
+            path,
+            rows,
+            start,
+            result,
+        } if app.ranked.path.as_ref() == Some(&path) && Arc::ptr_eq(&rows, &app.ranked.rows) => {
+            match result {
+                Ok(window) => {
+                    app.ranked.window_start = start;
+                    app.ranked.window = window;
+                }
+                Err(error) => app.ranked.data = Loading::Failed(error),
             }
         }
         Report::Rejects { result } => match result.map(|boxed| *boxed) {

@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::widgets::{bar, cut, mark, scroll, size, spinner, text};
-use crate::console::app::{App, Loading};
+use crate::console::app::{App, Badge, Loading};
 use crate::console::ranked::Note;
-use crate::console::raw::{LineOutcome, RawLine};
+use crate::console::raw::{LineIndex, LineOutcome, RawLine, Repeat};
 use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
 
@@ -74,6 +74,7 @@ pub fn raw(app: &App, frame: &mut Frame, area: Rect) {
     let outcome_width = (usize::from(body.width) / 3).clamp(10, 30);
     let text_width = usize::from(body.width).saturating_sub(digits + outcome_width + 4);
     let plan = app.plan().filter(|_| app.raw.path == app.inbox.selected);
+    let judged = |line: &RawLine| outcome(plan, index, line);
     let mut lines = Vec::with_capacity(height);
     for number in top + 1..=shown_to {
         let line = (number as u64)
@@ -83,7 +84,7 @@ pub fn raw(app: &App, frame: &mut Frame, area: Rect) {
             lines.push(Line::styled(format!("{number:>digits$} │ …"), t.muted));
             continue;
         };
-        let (label, style) = outcome_label(t, &outcome(plan, line));
+        let (label, style) = outcome_label(t, &judged(line));
         let label = cut(&label, outcome_width, style);
         let pad = outcome_width.saturating_sub(label.content.chars().count());
         let mut spans = vec![
@@ -100,7 +101,7 @@ pub fn raw(app: &App, frame: &mut Frame, area: Rect) {
         .checked_sub(app.raw.window_start)
         .and_then(|i| app.raw.window.get(i as usize));
     if let (Some(line), true) = (current, detail_height > 0) {
-        let (label, style) = outcome_label(t, &outcome(plan, line));
+        let (label, style) = outcome_label(t, &judged(line));
         let title = Line::from(vec![
             Span::styled(
                 format!(" line {} · {} bytes · ", line.number, line.bytes),
@@ -122,9 +123,18 @@ pub fn raw(app: &App, frame: &mut Frame, area: Rect) {
     }
 }
 
-/// A line's outcome: the plan's finding where there is one (it alone knows conflicts),
-/// else what classifying the line said.
-fn outcome(plan: Option<&std::sync::Arc<crate::plan::Plan>>, line: &RawLine) -> LineOutcome {
+/// A line's outcome: the line it repeats where §2 found it a retry or a conflict, else
+/// the plan's finding where there is one, else what classifying the line said.
+fn outcome(
+    plan: Option<&std::sync::Arc<crate::plan::Plan>>,
+    index: &LineIndex,
+    line: &RawLine,
+) -> LineOutcome {
+    match index.repeat(line.number) {
+        Some(Repeat::Retry { of }) => return LineOutcome::Retry { of },
+        Some(Repeat::Conflict { of }) => return LineOutcome::Conflict { of },
+        None => {}
+    }
     let finding = plan.and_then(|p| {
         let i = p
             .findings
@@ -172,10 +182,13 @@ fn outcome_label(t: &Theme, outcome: &LineOutcome) -> (String, Style) {
         }
         LineOutcome::Breach { reason, field } => (format!("⚠ {}", with(reason, field)), t.breach),
         LineOutcome::Unknown => ("… long line".into(), t.pending),
+        LineOutcome::Retry { of } => (format!("↺ retry of line {of}"), t.accepted),
+        LineOutcome::Conflict { of } => (format!("⚠ conflict with line {of}"), t.breach),
     }
 }
 
-/// The Ranked tab: each key's events, rank 1 kept, the others with why they lost.
+/// The Ranked tab: each key's events, rank 1 kept, the others with why they lost. Only
+/// the rows on screen are drawn, from the window read back around the cursor.
 pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     if loading(app, frame, area, &app.ranked.data, "ranking keys") {
@@ -203,7 +216,7 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         "{:<10} {:>4} {:<iw$} {:>6} {:>6}",
         "key",
         "rank",
-        ranked.order_by,
+        clean_cut(&ranked.order_by, iw),
         cut(tiebreak, 6, t.text).content,
         "line"
     );
@@ -219,35 +232,51 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         head,
     );
     if rows.is_empty() {
-        let what = if ranked.groups.is_empty() {
+        let what = if ranked.keys() == 0 {
             "no accepted events"
         } else {
             "no key matches the filter"
         };
         frame.render_widget(
             Paragraph::new(Line::styled(
-                format!("{what} · {} keys", ranked.groups.len()),
+                format!("{what} · {} keys", ranked.keys()),
                 t.muted,
             )),
             body,
         );
         return;
     }
+    let published = app
+        .inbox
+        .rows
+        .iter()
+        .find(|r| app.ranked.path.as_ref() == Some(&r.entry.path))
+        .is_some_and(|r| r.badge == Badge::Landed);
     let height = usize::from(body.height);
     let top = scroll(app.ranked.cursor, rows.len(), height);
     let mut lines = Vec::with_capacity(height);
-    for (i, (g, r)) in rows.iter().enumerate().skip(top).take(height) {
-        let group = &ranked.groups[*g as usize];
-        let row = &group.rows[*r as usize];
+    for i in top..(top + height).min(rows.len()) {
+        let Some((k, r)) = rows.at(i) else { break };
+        let key = if r == 0 {
+            cut(ranked.key(k), 10, t.title).content.into_owned()
+        } else {
+            String::new()
+        };
+        let Some(row) = i
+            .checked_sub(app.ranked.window_start)
+            .and_then(|w| app.ranked.window.get(w))
+        else {
+            let line = Line::from(vec![
+                Span::styled(format!("{key:<10} "), t.title),
+                Span::styled("…", t.muted),
+            ]);
+            lines.push(mark(line, i == app.ranked.cursor, t.selected));
+            continue;
+        };
         let style = match row.note {
             Note::Kept => t.kept,
             Note::Conflict { .. } => t.breach,
             _ => t.lost,
-        };
-        let key = if *r == 0 {
-            cut(&group.key, 10, t.title).content.into_owned()
-        } else {
-            String::new()
         };
         let rank = row.rank.map_or("–".to_owned(), |r| r.to_string());
         let seq = row.tiebreak.map_or("–".to_owned(), |s| s.to_string());
@@ -273,8 +302,8 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         if wide {
             cell(&row.fields, 20, t.muted);
         }
-        let mut why = row.note.describe();
-        if *r == 1 && group.tie {
+        let mut why = row.note.describe(published);
+        if r == 1 && ranked.tie(k) {
             why.push_str(" ⚖");
         }
         spans.push(Span::styled(format!(" {why}"), style));

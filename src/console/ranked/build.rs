@@ -1,0 +1,227 @@
+//! [`build`]: one read of an input ([`super::read`]) into a [`Ranked`]. While the input
+//! is read, each accepted event leaves 32 bytes (its key's number, line and packed
+//! precedence); once §2 has named the retries and conflicts, the events are put in key
+//! order, each key's ranked with the plan's [`rank::rank_by`], and only their lines and
+//! notes are kept.
+
+use std::path::Path;
+
+use super::{Flags, Ranked, Tag};
+use crate::config::Config;
+use crate::console::raw::LineIndex;
+use crate::contract::row;
+use crate::error::Result;
+use crate::plan::batch::key_hash;
+use crate::plan::rank::{self, LostBecause, Packed, Standing};
+use crate::plan::tables::KeyTable;
+
+/// An accepted event while the input is read.
+#[derive(Clone, Copy)]
+struct Pending {
+    precedence: Packed,
+    /// The key's number: in order of first sight, then in key order.
+    key: u32,
+    /// The line, with [`REPEAT`] and [`CONFLICT`] set once §2 is resolved.
+    line: u64,
+}
+
+/// [`Pending::line`]'s flags: a retry or conflict, not ranked.
+const REPEAT: u64 = 1 << 63;
+const CONFLICT: u64 = 1 << 62;
+const LINE: u64 = (1 << 56) - 1;
+
+impl Pending {
+    fn standing(&self) -> Standing {
+        Standing {
+            precedence: self.precedence,
+            line: self.line & LINE,
+        }
+    }
+}
+
+/// Every key seen, encoded ([`row`]) back to back, found by hash.
+struct Keys {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    table: KeyTable,
+}
+
+/// Key `i` of an arena.
+fn key_at<'a>(bytes: &'a [u8], ends: &[usize], i: u32) -> &'a [u8] {
+    let i = i as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &bytes[start..ends[i]]
+}
+
+impl Keys {
+    fn with_capacity(keys: usize) -> Self {
+        Keys {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            table: KeyTable::with_capacity(keys),
+        }
+    }
+
+    /// The key's number, given it on first sight.
+    fn intern(&mut self, key: &[u8], hash: u64) -> u32 {
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        if let Some(i) = self.table.find(hash, |i| key_at(bytes, ends, i) == key) {
+            return i;
+        }
+        let i = self.ends.len() as u32;
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        self.table
+            .insert(hash, i, |j| key_hash(key_at(bytes, ends, j)));
+        i
+    }
+
+    /// The keys' numbers in key order, as the plan sorts its winners.
+    fn in_order(&self) -> Vec<u32> {
+        let key = |i: u32| key_at(&self.bytes, &self.ends, i);
+        let n = self.ends.len() as u32;
+        let ints: Option<Vec<(i64, u32)>> = (0..n).map(|i| row::int(key(i)).map(|k| (k, i))).collect();
+        if let Some(mut ints) = ints {
+            ints.sort_unstable();
+            return ints.into_iter().map(|(_, i)| i).collect();
+        }
+        let mut order: Vec<u32> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (key(a), key(b));
+            match (row::str_bytes(a), row::str_bytes(b)) {
+                // Strings order as their UTF-8 bytes do, as `Value`s do.
+                (Some(a), Some(b)) => a.cmp(b),
+                _ => row::decode_value(a).cmp(&row::decode_value(b)),
+            }
+        });
+        order
+    }
+
+    /// Key `i` as the console shows it.
+    fn display(&self, i: u32) -> String {
+        crate::plan::tally::display_value(&row::decode_value(key_at(&self.bytes, &self.ends, i)))
+    }
+}
+
+/// Reads `path` and ranks every key; `progress(bytes, total)` returns `false` to cancel.
+pub fn build(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Ranked> {
+    let schema = &config.schema;
+    // The line index first, a fast pass: an eighth of the bar.
+    let mut index = LineIndex::sparse(path, &mut |bytes, total| progress(bytes / 8, total))?;
+    // Order events run ~130 bytes a line, a third of them keys: rarely grown.
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let mut keys = Keys::with_capacity(((size / 140 / 3) as usize).min(4 << 20));
+    let mut pending: Vec<Pending> = Vec::new();
+    let collapsed = super::read::read(
+        config,
+        path,
+        &mut |bytes, total| progress(total / 8 + bytes / 8 * 7, total),
+        |event| {
+            pending.push(Pending {
+                precedence: event.precedence,
+                key: keys.intern(event.key, event.key_hash),
+                line: event.line,
+            });
+        },
+    )?;
+    mark_repeats(&mut pending, &collapsed.retries, &collapsed.conflicts);
+    let order = keys.in_order();
+    let mut position = vec![0u32; order.len()];
+    for (at, &key) in order.iter().enumerate() {
+        position[key as usize] = at as u32;
+    }
+    let mut names = String::new();
+    let mut name_ends = Vec::with_capacity(order.len());
+    for &key in &order {
+        names.push_str(&keys.display(key));
+        name_ends.push(names.len());
+    }
+    drop((keys, order));
+    for p in &mut pending {
+        p.key = position[p.key as usize];
+    }
+    drop(position);
+    // Key order; in each key, its ranked events first, then its retries and conflicts by
+    // line.
+    pending.sort_unstable_by_key(|p| (p.key, p.line & REPEAT, p.line & LINE));
+    let (starts, entries, flags) = rank_groups(&mut pending, name_ends.len());
+    drop(pending);
+    index.repeats = collapsed;
+    Ok(Ranked {
+        names,
+        name_ends,
+        starts,
+        entries,
+        flags,
+        index,
+        tiebreak: schema.tiebreak.map(|i| schema.name(i).to_owned()),
+        order_by: schema.name(schema.order_by).to_owned(),
+    })
+}
+
+/// Flags the events §2 found to be retries or conflicts (`pending` and both lists are in
+/// line order).
+fn mark_repeats(pending: &mut [Pending], retries: &[(u64, u64)], conflicts: &[(u64, u64)]) {
+    let (mut r, mut c) = (0, 0);
+    for p in pending {
+        if retries.get(r).is_some_and(|&(line, _)| line == p.line) {
+            p.line |= REPEAT;
+            r += 1;
+        } else if conflicts.get(c).is_some_and(|&(line, _)| line == p.line) {
+            p.line |= REPEAT | CONFLICT;
+            c += 1;
+        }
+    }
+}
+
+/// Ranks each key's events (`pending` in key order, ranked events before repeats) into
+/// the [`Ranked`] arrays: each key's first entry, the entries, each key's flags.
+fn rank_groups(pending: &mut [Pending], keys: usize) -> (Vec<usize>, Vec<u64>, Vec<u8>) {
+    let mut starts = Vec::with_capacity(keys + 1);
+    let mut entries = Vec::with_capacity(pending.len());
+    let mut flags = vec![0u8; keys];
+    let mut rest = pending;
+    while let Some(first) = rest.first() {
+        let key = first.key as usize;
+        let len = rest.iter().take_while(|p| p.key == first.key).count();
+        let (group, after) = rest.split_at_mut(len);
+        rest = after;
+        while starts.len() <= key {
+            starts.push(entries.len());
+        }
+        let ranked = group.iter().take_while(|p| p.line & REPEAT == 0).count();
+        rank::rank_by(&mut group[..ranked], Pending::standing);
+        let mut above: Option<Standing> = None;
+        for p in &group[..ranked] {
+            let standing = p.standing();
+            let tag = match above.map(|a| standing.lost_to(&a)) {
+                None => Tag::Kept,
+                Some(why) => {
+                    if entries.len() == starts[key] + 1 && why == LostBecause::EarlierArrival {
+                        flags[key] |= Flags::TIE;
+                    }
+                    Tag::Lost(why)
+                }
+            };
+            entries.push(tag.with_line(standing.line));
+            above = Some(standing);
+        }
+        for p in &group[ranked..] {
+            let conflict = p.line & CONFLICT != 0;
+            if conflict {
+                flags[key] |= Flags::CONFLICT;
+            }
+            let tag = if conflict { Tag::Conflict } else { Tag::Retry };
+            entries.push(tag.with_line(p.line & LINE));
+        }
+    }
+    while starts.len() <= keys {
+        starts.push(entries.len());
+    }
+    (starts, entries, flags)
+}

@@ -1,0 +1,164 @@
+use super::*;
+
+fn samples() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+#[test]
+fn the_courier_burst_ranks_with_reasons() {
+    let root = samples();
+    let config = Config::load(&root.join("wharf.toml")).unwrap();
+    let path = root.join("inbox/02-courier-burst.jsonl");
+    let ranked = build(&config, &path, &mut |_, _| true).unwrap();
+    let keys: Vec<&str> = (0..ranked.keys()).map(|k| ranked.key(k)).collect();
+    assert_eq!(keys, ["201", "202", "205"]);
+    let entries: Vec<Entry> = (0..ranked.len_of(0)).map(|r| ranked.entry(0, r)).collect();
+    let notes: Vec<(Option<u32>, u64, Note)> =
+        entries.iter().map(|e| (e.rank, e.line, e.note)).collect();
+    assert_eq!(
+        notes,
+        [
+            (Some(1), 2, Note::Kept),
+            (Some(2), 3, Note::Lost(LostBecause::Older)),
+            (Some(3), 1, Note::Lost(LostBecause::Older)),
+            (None, 4, Note::Retry { of: 2 }),
+        ]
+    );
+    assert_eq!(ranked.entry(1, 1).note, Note::Lost(LostBecause::LowerTiebreak));
+    let rows = ranked.filter("");
+    assert_eq!(rows.len(), (0..3).map(|k| ranked.len_of(k)).sum::<usize>());
+    let read = ranked.read_rows(&config, &path, &rows, 0..2).unwrap();
+    assert_eq!(read[0].instant, "2024-03-02T08:15:00Z");
+    assert!(read[0].fields.contains("status=DELIVERED"), "{}", read[0].fields);
+    assert_eq!((read[1].line, read[1].rank), (3, Some(2)));
+    let only = ranked.filter("05");
+    assert_eq!(only.at(0), Some((2, 0)));
+    assert_eq!(only.len(), ranked.len_of(2));
+    assert!(ranked.filter("12").is_empty(), "a match across two keys is none");
+    assert_eq!(ranked.filter("20").len(), rows.len());
+}
+
+/// A config of the samples' product, its key an int (with `seq` as tiebreak) or a
+/// string (with none).
+fn config_in(dir: &Path, string_keys: bool) -> Config {
+    let mut text = std::fs::read_to_string(samples().join("wharf.toml")).unwrap();
+    if string_keys {
+        text = text
+            .replace("tiebreak = \"seq\"\n", "")
+            .replace(
+                "order_id   = { type = \"int\"",
+                "order_id   = { type = \"string\"",
+            );
+    }
+    let path = dir.join("wharf.toml");
+    std::fs::write(&path, text).unwrap();
+    Config::load(&path).unwrap()
+}
+
+/// A file of `n` lines from `seed`: few keys and instants (ties), `seq` present or not,
+/// offsets on every timestamp, identical retries (some at another offset), conflicts,
+/// rejects and blank lines.
+fn generated(seed: u64, n: usize, string_keys: bool) -> String {
+    let mut state = seed | 1;
+    let mut next = |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    let offsets = [0i64, 19800, -10800, 3600];
+    let render = |secs: i64, offset: i64| {
+        let local = chrono::DateTime::from_timestamp(1_709_280_000 + secs + offset, 0).unwrap();
+        let zone = match offset {
+            0 => "Z".to_owned(),
+            o => format!("{}{:02}:{:02}", if o < 0 { '-' } else { '+' }, o.abs() / 3600, o.abs() % 3600 / 60),
+        };
+        format!("{}{zone}", local.naive_utc().format("%Y-%m-%dT%H:%M:%S"))
+    };
+    // (id, key, status, secs, seq) of every event written so far.
+    let mut events: Vec<(u64, u64, u64, i64, Option<u64>)> = Vec::new();
+    let mut text = String::new();
+    for i in 0..n as u64 {
+        let roll = next(100);
+        let event = match roll {
+            0..=3 => {
+                text.push_str(if roll < 2 { "\n" } else { "{not json\n" });
+                continue;
+            }
+            4..=17 if !events.is_empty() => events[next(events.len() as u64) as usize],
+            18..=20 if !events.is_empty() => {
+                let mut e = events[next(events.len() as u64) as usize];
+                e.2 += 1 + next(3);
+                e
+            }
+            _ => (i, next(12), next(4), next(6) as i64 * 60, (next(3) > 0).then(|| next(3))),
+        };
+        let (id, key, status, secs, seq) = event;
+        events.push(event);
+        let key = if string_keys { format!("\"k{key}\"") } else { key.to_string() };
+        let seq = seq.map(|s| format!(",\"seq\":{s}")).unwrap_or_default();
+        let at = render(secs, offsets[next(4) as usize]);
+        text.push_str(&format!(
+            "{{\"event_id\":\"e{id}\",\"order_id\":{key},\"status\":\"S{status}\",\"updated_at\":\"{at}\"{seq}}}\n"
+        ));
+    }
+    text
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// The tab shows what the plan decided: its rank-1 rows are the plan's winners, key
+    /// for key and line for line, in the published order; its retries, conflicts and
+    /// ties are the plan's counts and findings.
+    #[test]
+    fn rank_one_rows_are_the_plans_winners(
+        seed in proptest::prelude::any::<u64>(),
+        n in 1usize..160,
+        string_keys in proptest::prelude::any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path(), string_keys);
+        let path = dir.path().join("input.jsonl");
+        let text = generated(seed, n, string_keys);
+        std::fs::write(&path, &text).unwrap();
+        let schema = &config.schema;
+        let mut batches = Vec::new();
+        for (i, chunk) in text.split_terminator('\n').collect::<Vec<_>>().chunks(7).enumerate() {
+            let mut batch = crate::plan::Batch::default();
+            for (j, line) in chunk.iter().enumerate() {
+                let number = (i * 7 + j) as u64 + 1;
+                batch.classify(number, LineBytes::Kept(line.as_bytes()), schema);
+            }
+            batches.push(batch);
+        }
+        let summary = crate::plan::tally::summarise(schema, &batches).unwrap();
+        let winners: Vec<(String, u64)> = summary
+            .winners
+            .events()
+            .map(|e| (display_value(&e.record[schema.key]), e.line))
+            .collect();
+
+        let ranked = build(&config, &path, &mut |_, _| true).unwrap();
+        let rank_one: Vec<(String, u64)> = (0..ranked.keys())
+            .filter(|&k| ranked.len_of(k) > 0 && ranked.entry(k, 0).rank == Some(1))
+            .map(|k| (ranked.key(k).to_owned(), ranked.entry(k, 0).line))
+            .collect();
+        proptest::prop_assert_eq!(&rank_one, &winners);
+        let repeats = &ranked.index().repeats;
+        proptest::prop_assert_eq!(repeats.retries.len() as u64, summary.counts.retries);
+        let conflicts: Vec<u64> = summary
+            .findings
+            .iter()
+            .filter(|f| f.issue.reason == crate::contract::LineReason::Conflict)
+            .map(|f| f.line)
+            .collect();
+        let ours: Vec<u64> = repeats.conflicts.iter().map(|c| c.0).collect();
+        proptest::prop_assert_eq!(ours, conflicts);
+        let ties = (0..ranked.keys()).filter(|&k| ranked.tie(k)).count() as u64;
+        proptest::prop_assert_eq!(ties, summary.counts.ties_by_arrival);
+        // Every event is shown once: accepted lines, conflicts included.
+        let shown: usize = (0..ranked.keys()).map(|k| ranked.len_of(k)).sum();
+        proptest::prop_assert_eq!(shown as u64, summary.counts.accepted + repeats.conflicts.len() as u64);
+    }
+}
