@@ -10,7 +10,13 @@
 //!    notes the time; the latency is from the injection to the end of the first frame
 //!    drawn after that key was handled.
 //!
-//! `console-measure BIG.jsonl` (generate it with `bench/gen_events.py`).
+//! 3. with `ranked` after the file: the Ranked tab on a large input, alone in the process:
+//!    the peak RSS once the plan is ready and once the tab is open, the time from
+//!    opening the tab (the plan ready) to its first screen drawn, and the time each
+//!    scrolling key and each key typed into the `/` filter takes to answer (handled and
+//!    drawn).
+//!
+//! `console-measure BIG.jsonl [ranked]` (generate it with `bench/gen_events.py`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -20,8 +26,8 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use wharf::config::Config;
-use wharf::console::app::PlanState;
-use wharf::console::{Console, Incoming, Msg, event_loop, theme};
+use wharf::console::app::{Loading, PlanState};
+use wharf::console::{Console, Incoming, Intent, Msg, event_loop, theme};
 
 /// The sample product's config (inbox, roots and schema as the samples have them).
 const CONFIG: &str = include_str!("../../../samples/wharf.toml");
@@ -38,6 +44,11 @@ fn main() {
         .expect("usage: console-measure BIG.jsonl");
     let root = std::env::temp_dir().join(format!("wharf-measure-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
+    if std::env::args().nth(2).as_deref() == Some("ranked") {
+        ranked(&root.join("ranked"), Path::new(&big));
+        let _ = std::fs::remove_dir_all(&root);
+        return;
+    }
     first_frame(&root.join("first-frame"));
     key_latency(&root.join("latency"), Path::new(&big));
     let _ = std::fs::remove_dir_all(&root);
@@ -169,6 +180,101 @@ fn key_latency(dir: &Path, big: &Path) {
         ms(latencies[n * 95 / 100]),
         ms(latencies[n - 1])
     );
+}
+
+/// The process's peak and current resident memory, from `/proc/self/status`.
+fn memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or("?".to_owned(), |kb| format!("{:.0} MiB", kb / 1024.0))
+    };
+    format!("peak {}, now {}", field("VmHWM:"), field("VmRSS:"))
+}
+
+fn ranked(dir: &Path, big: &Path) {
+    let config_path = product(dir);
+    let input = dir.join("inbox/big.jsonl");
+    if std::fs::hard_link(big, &input).is_err() {
+        std::fs::copy(big, &input).expect("copy the big input");
+    }
+    let config = Config::load(&config_path).expect("config");
+    let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+    console.step(Msg::Resize(160, 48));
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    let started = Instant::now();
+    assert!(console.settle(Duration::from_secs(900)), "the plan did not finish");
+    let planned = started.elapsed();
+    let PlanState::Ready(plan) = &console.app.inbox.plan else {
+        panic!("no plan: {:?}", console.app.inbox.plan);
+    };
+    println!(
+        "plan of {} lines, {} keys: {:.2} s; memory {}",
+        plan.counts.lines,
+        plan.counts.keys,
+        planned.as_secs_f64(),
+        memory()
+    );
+    // From the inbox list, the previous pane is the Ranked tab (no Raw tab on the way).
+    let opened = Instant::now();
+    console.step(Msg::Intent(Intent::PrevPane));
+    assert!(console.settle(Duration::from_secs(900)), "the ranking did not finish");
+    console.draw(&mut terminal).expect("draw");
+    let first = opened.elapsed();
+    assert!(
+        matches!(console.app.ranked.data, Loading::Ready(_)) && !console.app.ranked.window.is_empty(),
+        "the Ranked tab shows no rows"
+    );
+    println!(
+        "Ranked tab: first screen {:.2} s after opening it, {} rows; memory {}",
+        first.as_secs_f64(),
+        console.app.ranked.rows.len(),
+        memory()
+    );
+    let mut answer = |console: &mut Console, intent: Intent| {
+        let sent = Instant::now();
+        console.step(Msg::Intent(intent));
+        console.draw(&mut terminal).expect("draw");
+        sent.elapsed()
+    };
+    let summary = |label: &str, mut times: Vec<Duration>| {
+        times.sort();
+        let n = times.len();
+        println!(
+            "{label}: {n} keys, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+            ms(times[n / 2]),
+            ms(times[n * 95 / 100]),
+            ms(times[n - 1])
+        );
+    };
+    let mut scrolling = Vec::new();
+    for i in 0..300 {
+        let intent = match i % 30 {
+            0..=19 => Intent::Down,
+            20..=27 => Intent::PageDown,
+            28 => Intent::Bottom,
+            _ => Intent::Top,
+        };
+        scrolling.push(answer(&mut console, intent));
+    }
+    summary("Ranked scrolling (j, PageDown, G, g)", scrolling);
+    let mut filtering = vec![answer(&mut console, Intent::Filter)];
+    for c in "1234".chars().chain(['x']) {
+        filtering.push(answer(&mut console, Intent::Input(c)));
+    }
+    for _ in 0..5 {
+        filtering.push(answer(&mut console, Intent::Backspace));
+    }
+    for c in "99".chars() {
+        filtering.push(answer(&mut console, Intent::Input(c)));
+    }
+    filtering.push(answer(&mut console, Intent::Submit));
+    summary("Ranked `/` filter (each key typed)", filtering);
+    println!("at the end: memory {}", memory());
 }
 
 fn ms(d: Duration) -> f64 {
