@@ -103,7 +103,7 @@ impl LineIndex {
         if index.ends_with_newline {
             // The start after the last `\n` begins no line.
             index.lines -= 1;
-            if index.lines % stride == 0 {
+            if index.lines.is_multiple_of(stride) {
                 index.starts.pop();
             }
         }
@@ -112,7 +112,7 @@ impl LineIndex {
 
     /// A line starts at `at`.
     fn line_at(&mut self, at: u64) {
-        if self.lines % self.stride == 0 {
+        if self.lines.is_multiple_of(self.stride) {
             self.starts.push(at);
         }
         self.lines += 1;
@@ -341,6 +341,35 @@ mod tests {
         ] {
             assert_eq!(index_of(data).1.lines(), lines, "{data:?}");
         }
+    }
+
+    /// The console's read names the line each retry or conflict repeats, for the Raw tab.
+    #[test]
+    fn repeats_name_the_line_they_repeat() {
+        let config = Config::load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/samples/wharf.toml"
+        )))
+        .unwrap();
+        let line = |id: &str, status: &str, at: &str| {
+            format!("{{\"event_id\":\"{id}\",\"order_id\":1,\"status\":\"{status}\",\"updated_at\":\"{at}\"}}\n")
+        };
+        let data = [
+            line("a", "P", "2024-03-01T10:00:00Z"),
+            line("b", "P", "2024-03-01T11:00:00Z"),
+            // The same instant at another offset: an identical retry of line 1.
+            line("a", "P", "2024-03-01T15:30:00+05:30"),
+            line("b", "Q", "2024-03-01T11:00:00Z"),
+        ]
+        .concat();
+        let (file, mut index) = index_of(data.as_bytes());
+        index.repeats =
+            crate::console::ranked::read::read(&config, file.path(), &mut |_, _| true, |_| {})
+                .unwrap();
+        assert_eq!(index.repeat(1), None);
+        assert_eq!(index.repeat(2), None);
+        assert_eq!(index.repeat(3), Some(Repeat::Retry { of: 1 }));
+        assert_eq!(index.repeat(4), Some(Repeat::Conflict { of: 2 }));
     }
 
     /// A sparse index finds every line as a full one does, whatever the line lengths

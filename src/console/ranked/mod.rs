@@ -184,10 +184,13 @@ impl Ranked {
         }
         let names = self.names.as_bytes();
         let finder = memchr::memmem::Finder::new(filter.as_bytes());
-        let mut from = 0;
+        let (mut from, mut k) = (0, 0);
         while let Some(found) = finder.find(&names[from..]) {
             let at = from + found;
-            let k = self.name_ends.partition_point(|&end| end <= at);
+            // Matches come in order: the key holding this one is at or after the last.
+            while self.name_ends[k] <= at {
+                k += 1;
+            }
             if at + filter.len() <= self.name_ends[k] {
                 keep(k);
             }
