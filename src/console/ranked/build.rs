@@ -141,6 +141,7 @@ pub fn build(
         names.push_str(&keys.display(key));
         name_ends.push(names.len());
     }
+    names.shrink_to_fit();
     drop((keys, order));
     for p in &mut pending {
         p.key = position[p.key as usize];
