@@ -176,7 +176,7 @@ pub fn index(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report:
 /// Ranks every key of `path`.
 pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
-    let result = ranked::build(config, path, &mut |bytes, total| {
+    let result = ranked::build::build(config, path, &mut |bytes, total| {
         if worth(bytes, total, &mut last) {
             report(Report::RankProgress { id, bytes, total });
         }

@@ -1,17 +1,15 @@
 //! The Ranked tab's data: [`Ranked`], every key of an input (sorted as published) with
 //! its events' lines in rank order and why each lost, then its retries and conflicts.
-//! [`build`] makes it with the plan's own classifier, event log (§2) and order (§3,
+//! [`build::build`] makes it with the plan's own classifier, event log (§2) and order (§3,
 //! `plan::rank`), keeping 8 bytes an event and ~20 a key, not the events: the rows on
 //! screen are read back from the input ([`Ranked::read_rows`]), as the Raw tab reads its
 //! lines. The console adds nothing to the contract here; it keeps what the plan discards.
 
-mod build;
+pub mod build;
 pub mod read;
 
 use std::fs::File;
 use std::path::Path;
-
-pub use build::build;
 
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;

@@ -1,3 +1,4 @@
+use super::build::build;
 use super::*;
 
 fn samples() -> std::path::PathBuf {
