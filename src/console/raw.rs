@@ -137,7 +137,10 @@ impl LineIndex {
 
     /// The byte range of line `i` (0-based) without its `\n`, in a full index.
     fn span(&self, i: usize) -> (u64, u64) {
-        debug_assert_eq!(self.stride, 1, "a sparse index knows only some lines' spans");
+        debug_assert_eq!(
+            self.stride, 1,
+            "a sparse index knows only some lines' spans"
+        );
         let start = self.starts[i];
         let end = match self.starts.get(i + 1) {
             Some(next) => next - 1,
@@ -221,9 +224,13 @@ pub enum LineOutcome {
     /// Too long to classify here; the plan will tell.
     Unknown,
     /// Accepted, and an identical retry of the event on line `of` (§2).
-    Retry { of: u64 },
+    Retry {
+        of: u64,
+    },
     /// The id of the event on line `of` with other values: a breach (§2).
-    Conflict { of: u64 },
+    Conflict {
+        of: u64,
+    },
 }
 
 /// One line on screen.
@@ -352,7 +359,9 @@ mod tests {
         )))
         .unwrap();
         let line = |id: &str, status: &str, at: &str| {
-            format!("{{\"event_id\":\"{id}\",\"order_id\":1,\"status\":\"{status}\",\"updated_at\":\"{at}\"}}\n")
+            format!(
+                "{{\"event_id\":\"{id}\",\"order_id\":1,\"status\":\"{status}\",\"updated_at\":\"{at}\"}}\n"
+            )
         };
         let data = [
             line("a", "P", "2024-03-01T10:00:00Z"),
@@ -395,7 +404,11 @@ mod tests {
             let read = sparse.read_line(&opened, i as u64 + 1, 1000).unwrap();
             assert_eq!(read, line.as_bytes(), "line {}", i + 1);
         }
-        assert_eq!(sparse.read_line(&opened, 300, 3).unwrap(), b"xxxx", "limit + 1 bytes");
+        assert_eq!(
+            sparse.read_line(&opened, 300, 3).unwrap(),
+            b"xxxx",
+            "limit + 1 bytes"
+        );
         assert!(sparse.read_line(&opened, 302, 10).is_err());
         let (_f, ends) = index_of(b"a\nb\n");
         assert_eq!(ends.lines(), 2);

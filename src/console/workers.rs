@@ -157,8 +157,8 @@ pub fn index(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report:
         !cancel.load(Ordering::Relaxed)
     };
     // The line index is a fast pass: an eighth of the bar.
-    let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total))
-        .and_then(|mut index| {
+    let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total)).and_then(
+        |mut index| {
             index.repeats = ranked::read::read(
                 config,
                 path,
@@ -166,7 +166,8 @@ pub fn index(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report:
                 |_| {},
             )?;
             Ok(index)
-        });
+        },
+    );
     Report::Indexed {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),

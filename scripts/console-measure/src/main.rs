@@ -207,7 +207,10 @@ fn ranked(dir: &Path, big: &Path) {
     console.step(Msg::Resize(160, 48));
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
     let started = Instant::now();
-    assert!(console.settle(Duration::from_secs(900)), "the plan did not finish");
+    assert!(
+        console.settle(Duration::from_secs(900)),
+        "the plan did not finish"
+    );
     let planned = started.elapsed();
     let PlanState::Ready(plan) = &console.app.inbox.plan else {
         panic!("no plan: {:?}", console.app.inbox.plan);
@@ -222,11 +225,15 @@ fn ranked(dir: &Path, big: &Path) {
     // From the inbox list, the previous pane is the Ranked tab (no Raw tab on the way).
     let opened = Instant::now();
     console.step(Msg::Intent(Intent::PrevPane));
-    assert!(console.settle(Duration::from_secs(900)), "the ranking did not finish");
+    assert!(
+        console.settle(Duration::from_secs(900)),
+        "the ranking did not finish"
+    );
     console.draw(&mut terminal).expect("draw");
     let first = opened.elapsed();
     assert!(
-        matches!(console.app.ranked.data, Loading::Ready(_)) && !console.app.ranked.window.is_empty(),
+        matches!(console.app.ranked.data, Loading::Ready(_))
+            && !console.app.ranked.window.is_empty(),
         "the Ranked tab shows no rows"
     );
     println!(

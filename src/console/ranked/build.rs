@@ -81,7 +81,8 @@ impl Keys {
     fn in_order(&self) -> Vec<u32> {
         let key = |i: u32| key_at(&self.bytes, &self.ends, i);
         let n = self.ends.len() as u32;
-        let ints: Option<Vec<(i64, u32)>> = (0..n).map(|i| row::int(key(i)).map(|k| (k, i))).collect();
+        let ints: Option<Vec<(i64, u32)>> =
+            (0..n).map(|i| row::int(key(i)).map(|k| (k, i))).collect();
         if let Some(mut ints) = ints {
             ints.sort_unstable();
             return ints.into_iter().map(|(_, i)| i).collect();

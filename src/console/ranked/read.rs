@@ -25,10 +25,7 @@ pub fn read(
     let opened = input::open(path)?;
     let total = opened.size;
     let scratch_dir = std::env::temp_dir();
-    let mut log = EventLog::new(
-        Box::new(FileScratch::in_dir(&scratch_dir)),
-        BUCKET_RECORDS,
-    );
+    let mut log = EventLog::new(Box::new(FileScratch::in_dir(&scratch_dir)), BUCKET_RECORDS);
     let schema = &config.schema;
     let classify = |lines: pipeline::Lines<'_>| {
         let mut batch = Batch::default();

@@ -25,17 +25,27 @@ fn the_courier_burst_ranks_with_reasons() {
             (None, 4, Note::Retry { of: 2 }),
         ]
     );
-    assert_eq!(ranked.entry(1, 1).note, Note::Lost(LostBecause::LowerTiebreak));
+    assert_eq!(
+        ranked.entry(1, 1).note,
+        Note::Lost(LostBecause::LowerTiebreak)
+    );
     let rows = ranked.filter("");
     assert_eq!(rows.len(), (0..3).map(|k| ranked.len_of(k)).sum::<usize>());
     let read = ranked.read_rows(&config, &path, &rows, 0..2).unwrap();
     assert_eq!(read[0].instant, "2024-03-02T08:15:00Z");
-    assert!(read[0].fields.contains("status=DELIVERED"), "{}", read[0].fields);
+    assert!(
+        read[0].fields.contains("status=DELIVERED"),
+        "{}",
+        read[0].fields
+    );
     assert_eq!((read[1].line, read[1].rank), (3, Some(2)));
     let only = ranked.filter("05");
     assert_eq!(only.at(0), Some((2, 0)));
     assert_eq!(only.len(), ranked.len_of(2));
-    assert!(ranked.filter("12").is_empty(), "a match across two keys is none");
+    assert!(
+        ranked.filter("12").is_empty(),
+        "a match across two keys is none"
+    );
     assert_eq!(ranked.filter("20").len(), rows.len());
 }
 
@@ -44,12 +54,10 @@ fn the_courier_burst_ranks_with_reasons() {
 fn config_in(dir: &Path, string_keys: bool) -> Config {
     let mut text = std::fs::read_to_string(samples().join("wharf.toml")).unwrap();
     if string_keys {
-        text = text
-            .replace("tiebreak = \"seq\"\n", "")
-            .replace(
-                "order_id   = { type = \"int\"",
-                "order_id   = { type = \"string\"",
-            );
+        text = text.replace("tiebreak = \"seq\"\n", "").replace(
+            "order_id   = { type = \"int\"",
+            "order_id   = { type = \"string\"",
+        );
     }
     let path = dir.join("wharf.toml");
     std::fs::write(&path, text).unwrap();
@@ -72,7 +80,12 @@ fn generated(seed: u64, n: usize, string_keys: bool) -> String {
         let local = chrono::DateTime::from_timestamp(1_709_280_000 + secs + offset, 0).unwrap();
         let zone = match offset {
             0 => "Z".to_owned(),
-            o => format!("{}{:02}:{:02}", if o < 0 { '-' } else { '+' }, o.abs() / 3600, o.abs() % 3600 / 60),
+            o => format!(
+                "{}{:02}:{:02}",
+                if o < 0 { '-' } else { '+' },
+                o.abs() / 3600,
+                o.abs() % 3600 / 60
+            ),
         };
         format!("{}{zone}", local.naive_utc().format("%Y-%m-%dT%H:%M:%S"))
     };
@@ -92,11 +105,21 @@ fn generated(seed: u64, n: usize, string_keys: bool) -> String {
                 e.2 += 1 + next(3);
                 e
             }
-            _ => (i, next(12), next(4), next(6) as i64 * 60, (next(3) > 0).then(|| next(3))),
+            _ => (
+                i,
+                next(12),
+                next(4),
+                next(6) as i64 * 60,
+                (next(3) > 0).then(|| next(3)),
+            ),
         };
         let (id, key, status, secs, seq) = event;
         events.push(event);
-        let key = if string_keys { format!("\"k{key}\"") } else { key.to_string() };
+        let key = if string_keys {
+            format!("\"k{key}\"")
+        } else {
+            key.to_string()
+        };
         let seq = seq.map(|s| format!(",\"seq\":{s}")).unwrap_or_default();
         let at = render(secs, offsets[next(4) as usize]);
         text.push_str(&format!(
