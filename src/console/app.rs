@@ -347,6 +347,12 @@ impl App {
         .then(|| row.entry.path.clone())
     }
 
+    /// Whether something open over the views takes the keys: a dialog, the help or a
+    /// filter being typed. Nothing moves the inbox selection meanwhile.
+    pub fn overlay_open(&self) -> bool {
+        self.dialog.is_some() || self.help || self.editing.is_some()
+    }
+
     /// The ready plan of the selected input.
     pub fn plan(&self) -> Option<&Arc<Plan>> {
         match &self.inbox.plan {

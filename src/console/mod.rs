@@ -14,6 +14,7 @@
 //!   masked by [`mask`] before any line is shown. Themes: [`theme`].
 
 pub mod app;
+pub mod bindings;
 pub mod keymap;
 pub mod load;
 pub mod mask;

@@ -29,6 +29,8 @@ pub enum Msg {
     Tick,
     /// The terminal's new size (columns, rows).
     Resize(u16, u16),
+    /// The watcher saw the inbox change (debounced): read it again, whatever is open.
+    InboxChanged,
 }
 
 impl From<Intent> for Msg {

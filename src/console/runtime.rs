@@ -173,7 +173,7 @@ impl Console {
         }
         if self.refresh_due.is_some_and(|due| due <= Instant::now()) {
             self.refresh_due = None;
-            self.step(Intent::Reload);
+            self.step(Msg::InboxChanged);
             changed = true;
         }
         (changed, input)

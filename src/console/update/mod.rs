@@ -2,6 +2,9 @@
 //! [`Effect`]s the runtime must carry out; it never touches the disk or the clock, so the
 //! tests drive it (through the runtime) without a terminal.
 //!
+//! Whatever is open, a change the watcher saw reaches the inbox list; while a dialog,
+//! the help or a filter is open, nothing moves the selected input from under it.
+//!
 //! This module routes; each part of the App has its own module: [`inbox`] (the list,
 //! the selection, a landing's start), [`detail`] (the Raw and Ranked tabs),
 //! [`quarantine`], [`history`], [`dialog`] (the confirmations and the result), [`filter`]
@@ -23,8 +26,23 @@ use super::msg::{Effect, Intent, Msg};
 
 /// Applies `msg` to `app`.
 pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    let was_open = app.overlay_open();
+    let mut effects = apply(app, msg);
+    match (was_open, app.overlay_open()) {
+        // The operator has the screen in front of them: the cursor is theirs from now on.
+        (false, true) => app.inbox.auto_cursor = false,
+        // What changed on disk meanwhile may have taken the selected input away.
+        (true, false) => effects.extend(reload::place_cursor(app)),
+        _ => {}
+    }
+    effects
+}
+
+fn apply(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Report(report) => worker::on_report(app, report),
+        // Not an intent: a dialog, the help or a filter does not hold it back.
+        Msg::InboxChanged => vec![Effect::Reload],
         Msg::Tick => {
             app.ticks += 1;
             Vec::new()

@@ -84,7 +84,12 @@ pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
 
 /// While the operator has not moved it, the cursor sits on the oldest input not yet
 /// landed (an input still being hashed counts as landed until its hash says otherwise).
+/// While something is open over the views nothing moves: the cursor stays on the
+/// selected input, and [`super::update`] places it once that closes.
 pub fn place_cursor(app: &mut App) -> Vec<Effect> {
+    if app.overlay_open() {
+        return Vec::new();
+    }
     if app.inbox.auto_cursor {
         let rows = &app.inbox.rows;
         let open = |r: &&InboxRow| matches!(r.badge, Badge::New | Badge::Changed | Badge::Refused);
