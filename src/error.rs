@@ -46,9 +46,9 @@ pub enum Error {
     )]
     CorruptState { path: PathBuf, detail: String },
 
-    /// Another run holds the product's lock (§5.2).
+    /// Another process holds one of the product's locks: a run's (§5.2) or a watch's.
     #[error(
-        "busy: another run of this product holds {path}; nothing was touched. Retry when it ends"
+        "busy: another wharf process of this product holds {path}; nothing was touched. Retry when it ends"
     )]
     Busy { path: PathBuf },
 

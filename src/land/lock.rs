@@ -7,7 +7,8 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::land::atomic;
 
-/// Held while a run may write; dropping it releases the lock.
+/// An OS lock held while a run may write (or, on `.watch.lock`, while a watch runs);
+/// dropping it releases the lock.
 #[derive(Debug)]
 pub struct ProductLock {
     _file: File,
@@ -15,8 +16,14 @@ pub struct ProductLock {
 
 /// Takes the product's lock without waiting, or returns [`Error::Busy`].
 pub fn acquire(config: &Config) -> Result<ProductLock> {
+    acquire_named(config, ".lock")
+}
+
+/// Takes the OS lock on `<state_root>/<name>` without waiting, or returns
+/// [`Error::Busy`]: the product's run lock, and any other one-per-product lock.
+pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
     atomic::create_dir_all(&config.state_root)?;
-    let path = config.state_root.join(".lock");
+    let path = config.state_root.join(name);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)

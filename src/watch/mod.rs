@@ -17,7 +17,6 @@
 pub mod ledger;
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
@@ -25,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::inbox::{self, InboxEntry};
-use crate::land::{self, RunOutcome, RunStatus, atomic};
+use crate::land::{self, RunOutcome, RunStatus, lock};
 use crate::plan::DecideOptions;
 pub use ledger::{Fingerprint, Ledger};
 
@@ -76,7 +75,7 @@ pub struct Watch<'c> {
     sender: Sender<Wake>,
     wakes: Receiver<Wake>,
     _watcher: notify::RecommendedWatcher,
-    _only_watch: File,
+    _only_watch: lock::ProductLock,
     ledger: Ledger,
     /// Landed, skipped or refused at this fingerprint by this process.
     handled: HashMap<String, Fingerprint>,
@@ -95,7 +94,9 @@ impl<'c> Watch<'c> {
         settings: Settings,
         report: &mut dyn FnMut(Report<'_>),
     ) -> Result<Watch<'c>> {
-        let only_watch = lock_watch(config)?;
+        // `<state_root>/.watch.lock`: two watches of one product would only contend for the
+        // product's lock.
+        let only_watch = lock::acquire_named(config, ".watch.lock")?;
         let (sender, wakes) = channel();
         let changes = sender.clone();
         let watcher = inbox::watch_with(&config.inbox, move || {
@@ -262,35 +263,5 @@ impl<'c> Watch<'c> {
         if let Err(e) = self.ledger.save(self.config, &names) {
             report(Report::Trouble(&e));
         }
-    }
-}
-
-/// `<state_root>/.watch.lock`, held while a watch runs ([`Error::Busy`] when another
-/// holds it): two watches of one product would only contend for the product's lock.
-fn lock_watch(config: &Config) -> Result<File> {
-    atomic::create_dir_all(&config.state_root)?;
-    let path = config.state_root.join(".watch.lock");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| {
-            Error::io(
-                &path,
-                "open the watch lock",
-                "check that the state root is writable",
-                e,
-            )
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy { path }),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
-            &path,
-            "lock the watch lock",
-            "check that the state root supports file locks",
-            e,
-        )),
     }
 }
