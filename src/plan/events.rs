@@ -325,6 +325,19 @@ mod tests {
         resolved
     }
 
+    /// Ids spread over buckets by their top byte, as real hashes do.
+    fn spread(events: Vec<(u128, u64)>) -> Vec<(u128, u64)> {
+        events
+            .into_iter()
+            .map(|(id, f)| {
+                (
+                    id.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835),
+                    f,
+                )
+            })
+            .collect()
+    }
+
     proptest! {
         /// Spilling at every size, from every record to never, changes nothing.
         #[test]
@@ -333,11 +346,7 @@ mod tests {
             bucket_records in 1usize..6,
             threads in 1usize..3,
         ) {
-            // Ids spread over buckets by their top byte, as real hashes do.
-            let events: Vec<(u128, u64)> = events
-                .into_iter()
-                .map(|(id, f)| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835), f))
-                .collect();
+            let events = spread(events);
             let mut log = EventLog::new(Box::<MemoryScratch>::default(), bucket_records);
             for (line, &(id, fingerprint)) in events.iter().enumerate() {
                 log.push(id, fingerprint, line as u64 + 1);
@@ -354,10 +363,7 @@ mod tests {
             bucket_records in 1usize..6,
             threads in 1usize..3,
         ) {
-            let events: Vec<(u128, u64)> = events
-                .into_iter()
-                .map(|(id, f)| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835), f))
-                .collect();
+            let events = spread(events);
             let mut log = EventLog::new(Box::<MemoryScratch>::default(), bucket_records);
             let mut first: HashMap<u128, (u64, u64)> = HashMap::new();
             let mut want = Collapsed::default();

@@ -62,10 +62,9 @@ pub fn window(app: &App) -> Option<Effect> {
         app.raw.window_start,
         app.raw.window.len() as u64,
     );
-    let margin = (WINDOW / 4) as u64;
-    let near_top = cursor < start + margin && start > 1;
-    let near_end = cursor + margin >= start + len && start + len <= index.lines();
-    (len == 0 || near_top || near_end).then(|| Effect::Window {
+    // Lines are 1-based: the file's run from 1 to `index.lines()`.
+    let leaves = near_edge(cursor, start, len, 1, index.lines() + 1);
+    (len == 0 || leaves).then(|| Effect::Window {
         path: path.clone(),
         index: index.clone(),
         start: cursor.saturating_sub(WINDOW as u64 / 2).max(1),
@@ -82,16 +81,24 @@ pub fn ranked_window(app: &App) -> Option<Effect> {
         app.ranked.window_start,
         app.ranked.window.len(),
     );
-    let margin = WINDOW / 4;
-    let near_top = cursor < start + margin && start > 0;
-    let near_end = cursor + margin >= start + len && start + len < app.ranked.rows.len();
-    let empty = len == 0 && !app.ranked.rows.is_empty();
-    (empty || near_top || near_end).then(|| Effect::RankedWindow {
+    let total = app.ranked.rows.len();
+    let leaves = near_edge(cursor as u64, start as u64, len as u64, 0, total as u64);
+    let empty = len == 0 && total > 0;
+    (empty || leaves).then(|| Effect::RankedWindow {
         path: path.clone(),
         ranked: ranked.clone(),
         rows: app.ranked.rows.clone(),
         start: cursor.saturating_sub(WINDOW / 2),
     })
+}
+
+/// Whether `cursor` came within a quarter window of an edge of the window
+/// `start..start + len` that has more rows beyond it, in a run `first..end`.
+fn near_edge(cursor: u64, start: u64, len: u64, first: u64, end: u64) -> bool {
+    let margin = WINDOW as u64 / 4;
+    let near_top = cursor < start + margin && start > first;
+    let near_end = cursor + margin >= start + len && start + len < end;
+    near_top || near_end
 }
 
 /// `n` / `N`: the next or previous reject (Raw) or tie / conflict (Ranked).
