@@ -194,3 +194,21 @@ fn late_fix_selected() -> Product {
     p.select("04-late-fix.jsonl");
     p
 }
+
+#[test]
+fn ranked_rank_one_reads_would_publish_until_the_input_lands() {
+    let mut p = Product::samples();
+    assert_eq!(p.current(), FIRST);
+    let screen = p.steps([Intent::NextPane, Intent::NextPane, Intent::NextPane]);
+    assert!(screen.contains("rank 1 (would publish)"), "{screen}");
+    assert!(!screen.contains("kept (published)"), "{screen}");
+    p.steps([Intent::Back]);
+    p.key(KeyCode::Char('r'));
+    let screen = p.key(KeyCode::Char('y'));
+    assert!(screen.contains("Published 3 rows"), "{screen}");
+    p.key(KeyCode::Esc);
+    assert_eq!(p.badge(FIRST), Badge::Landed);
+    let screen = p.steps([Intent::NextPane, Intent::NextPane, Intent::NextPane]);
+    assert!(screen.contains("kept (published)"), "{screen}");
+    assert!(!screen.contains("would publish"), "{screen}");
+}
