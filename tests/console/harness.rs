@@ -52,6 +52,17 @@ impl Product {
             .unwrap_or_default()
     }
 
+    /// Types the word `shrink` into an open shrink confirmation, submits it, and closes
+    /// the result.
+    pub fn confirm_shrink(&mut self) -> String {
+        self.steps(
+            "shrink"
+                .chars()
+                .map(Intent::Input)
+                .chain([Intent::Submit, Intent::Back]),
+        )
+    }
+
     /// A key through the keymap, as the terminal would send it.
     pub fn key(&mut self, code: KeyCode) -> String {
         let event = TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE));

@@ -141,12 +141,7 @@ fn restore_brings_back_the_trash_generation() {
     let mut p = late_fix_selected();
     let original = p.lake();
     p.step_and_draw(Intent::Run);
-    p.steps(
-        "shrink"
-            .chars()
-            .map(Intent::Input)
-            .chain([Intent::Submit, Intent::Back]),
-    );
+    p.confirm_shrink();
     let replaced = p.lake();
     assert_ne!(replaced, original);
     let screen = p.steps([Intent::Show(View::History), Intent::NextPane, Intent::Run]);

@@ -217,11 +217,6 @@ fn late_fix_selected(p: &mut Product) {
 fn shrink_landed(p: &mut Product) {
     late_fix_selected(p);
     p.step_and_draw(Intent::Run);
-    p.steps(
-        "shrink"
-            .chars()
-            .map(Intent::Input)
-            .chain([Intent::Submit, Intent::Back]),
-    );
+    p.confirm_shrink();
     p.select(FIRST);
 }

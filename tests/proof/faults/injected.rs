@@ -11,7 +11,7 @@ use std::process::Output;
 use std::sync::OnceLock;
 
 use crate::common::{self, Dataset, Product, TwoVersions};
-use crate::swap_path::{self, BOTH};
+use crate::swap_path::{self, BOTH, SwapPath};
 
 const ERRNOS: [(&str, &str); 2] = [
     ("EIO", "Input/output error"),
@@ -64,15 +64,8 @@ fn inject(op: &str) {
         for nth in 1.. {
             assert!(nth <= 100, "{op}: more than 100 calls in one run?");
             let spec = format!("{op}:{errno}:{nth}");
-            let product = Product::new();
-            path.land(&product, &inputs.old);
-            let out = path
-                .cmd(&product, &["run"])
-                .arg(&inputs.new)
-                .env("WHARF_FAULT", &spec)
-                .output()
-                .unwrap();
-            if !String::from_utf8_lossy(&out.stderr).contains("WHARF_FAULT injected") {
+            let (product, out, faulted) = run_faulted(path, &spec);
+            if !faulted {
                 // Fewer than nth calls: the run is uninterrupted.
                 assert_eq!(out.status.code(), Some(0), "{spec}: {}", common::text(&out));
                 path.assert_taken(&product, 2);
@@ -97,6 +90,23 @@ fn inject(op: &str) {
     for line in report {
         eprintln!("{line}");
     }
+}
+
+/// Lands the old input, then the new one with `WHARF_FAULT=spec`, on `path`: the product,
+/// the run's output, and whether the fault was injected (a run that makes fewer calls
+/// than the spec's nth is not faulted).
+pub(super) fn run_faulted(path: SwapPath, spec: &str) -> (Product, Output, bool) {
+    let inputs = inputs();
+    let product = Product::new();
+    path.land(&product, &inputs.old);
+    let out = path
+        .cmd(&product, &["run"])
+        .arg(&inputs.new)
+        .env("WHARF_FAULT", spec)
+        .output()
+        .unwrap();
+    let faulted = String::from_utf8_lossy(&out.stderr).contains("WHARF_FAULT injected");
+    (product, out, faulted)
 }
 
 /// The checks after a run stopped by an injected fault; returns what it left, as a label.

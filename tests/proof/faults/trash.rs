@@ -4,7 +4,7 @@
 //! `wharf restore DATE --yes` of every date the run swapped brings back its exact previous
 //! bytes and leaves the other date as it was; a date not swapped is still the old one.
 
-use crate::common::{self, Product};
+use crate::common;
 use crate::swap_path::{self, BOTH};
 
 #[test]
@@ -19,15 +19,8 @@ fn a_failure_at_any_step_leaves_each_replaced_generation_restorable() {
         for nth in 1.. {
             assert!(nth <= 100, "{op}: more than 100 calls in one run?");
             let spec = format!("{op}:EIO:{nth}");
-            let product = Product::new();
-            path.land(&product, &inputs.old);
-            let out = path
-                .cmd(&product, &["run"])
-                .arg(&inputs.new)
-                .env("WHARF_FAULT", &spec)
-                .output()
-                .unwrap();
-            if !String::from_utf8_lossy(&out.stderr).contains("WHARF_FAULT injected") {
+            let (product, out, faulted) = super::injected::run_faulted(path, &spec);
+            if !faulted {
                 break; // fewer than nth calls
             }
             assert_eq!(out.status.code(), Some(1), "{spec}: {}", common::text(&out));
