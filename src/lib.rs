@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod contract;
+pub mod engine;
 pub mod error;
 pub mod exit;
 

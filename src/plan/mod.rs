@@ -9,6 +9,7 @@
 //! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.
 
 pub mod batch;
+pub mod census;
 pub mod decide;
 pub mod events;
 mod key_index;
@@ -21,6 +22,7 @@ pub mod tables;
 pub mod tally;
 
 pub use batch::{Batch, EventFacts};
+pub use census::{Census, DateCensus};
 pub use decide::{DecideOptions, decide};
 pub use events::{Collapsed, EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use merge::{Merged, PublishedRows};

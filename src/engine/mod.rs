@@ -1,0 +1,62 @@
+//! EXECUTING. An engine does the row work of one landing: [`Engine::census`] reads an
+//! input into a [`Census`] (what `plan::decide` needs, no rows), and [`Engine::stage`]
+//! writes the winners of each date the plan publishes into a staging folder. Deciding
+//! stays in `plan/`; the lock, quarantine, swap, trash, manifest and checkpoint stay in
+//! `land/`, the same for every engine.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::config::Config;
+use crate::contract::Date;
+use crate::error::Result;
+use crate::input::Input;
+use crate::plan::{Census, Manifest, Plan};
+
+/// What an engine reports while it works; returning `false` from the callback cancels
+/// (honoured while reading, before anything is written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Bytes of the input read so far, of `total`.
+    Reading { bytes: u64, total: u64 },
+    /// Writing the new partition of a date.
+    Staging { date: Date },
+    /// Swapping a date in.
+    Swapping { date: Date },
+}
+
+/// What [`Engine::stage`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Staged {
+    /// Parquet files written per date, under the contract's names.
+    pub files: BTreeMap<Date, u64>,
+}
+
+/// One way of executing a landing's row work.
+pub trait Engine {
+    /// What the console and the run log call it: `local`, or `spark sc://host:port`.
+    fn describe(&self) -> String;
+
+    /// Reads `input` once: its SHA-256, every line classified (§1), retries and
+    /// conflicts (§2), the winner of every key (§3), their dates (§4) and, in merge mode,
+    /// what the winners do to the published dates of `manifest` (§10). Writes nothing;
+    /// keeps what [`Engine::stage`] needs.
+    fn census(
+        &mut self,
+        config: &Config,
+        input: &Input,
+        manifest: &Manifest,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<Census>;
+
+    /// Writes the whole new rows of every date of `plan.dates` with rows into
+    /// `staging/event_date=D/`, sorted by key, `files_per_date` files named as the
+    /// contract says, fsynced. Only after a [`Engine::census`] of the same input.
+    fn stage(
+        &mut self,
+        config: &Config,
+        plan: &Plan,
+        staging: &Path,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<Staged>;
+}

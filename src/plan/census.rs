@@ -1,0 +1,38 @@
+//! What an engine learns from reading one input, and all [`super::decide()`] needs of
+//! it: the hash, counts, findings and each date's rows. Never the rows themselves, which
+//! stay with the engine that read them until it stages them.
+
+use std::collections::BTreeMap;
+
+use super::{Counts, LineFinding, MergeCounts};
+use crate::contract::Date;
+
+/// One input, read by an engine (§1–4, and §10 against the published rows in merge mode).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// The input's SHA-256, lowercase hex.
+    pub sha256: String,
+    /// Merge mode: `stale` and `ties_by_arrival` include the merge's (§10.3).
+    pub counts: Counts,
+    /// Rejects and breaches in line order (conflicts included).
+    pub findings: Vec<LineFinding>,
+    /// Replace mode: each date among the winners. Merge mode: each date the batch gains,
+    /// changes or empties, with its whole new row count.
+    pub dates: BTreeMap<Date, DateCensus>,
+}
+
+impl Census {
+    /// The breach on the earliest line, which names a refusal (§5.5).
+    pub fn first_breach(&self) -> Option<&LineFinding> {
+        self.findings.iter().find(|f| f.breach)
+    }
+}
+
+/// One date of a [`Census`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DateCensus {
+    /// Rows the date holds after the run.
+    pub rows: u64,
+    /// Merge mode only (§10.6): how the date's keys change.
+    pub merge: Option<MergeCounts>,
+}
