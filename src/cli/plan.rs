@@ -5,14 +5,17 @@ use std::path::Path;
 use super::progress::Bar;
 use super::{emit, report};
 use crate::config::Config;
+use crate::engine;
 use crate::error::Result;
 use crate::exit;
 use crate::land;
 use crate::plan::{Action, DecideOptions};
 
 pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Result<u8> {
+    let mut engine = engine::open(config)?;
     let mut bar = Bar::new(&input_name(input), json);
-    let plan = land::plan_input(config, input, DecideOptions { allow_shrink }, &mut |p| {
+    let options = DecideOptions { allow_shrink };
+    let plan = land::plan_input(config, engine.as_mut(), input, options, &mut |p| {
         bar.update(p)
     });
     bar.clear();

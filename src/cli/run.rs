@@ -7,6 +7,7 @@ use super::plan::input_name;
 use super::progress::Bar;
 use super::{emit, report};
 use crate::config::Config;
+use crate::engine;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::inbox;
@@ -25,10 +26,13 @@ pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool
     if paths.is_empty() && !json {
         emit(&format!("no closed input in {}", config.inbox.display()))?;
     }
+    let mut engine = engine::open(config)?;
     let mut worst = exit::SUCCESS;
     for path in &paths {
         let mut bar = Bar::new(&input_name(path), json);
-        let landed = land::run(config, path, options, &mut |p| bar.update(p));
+        let landed = land::run(config, engine.as_mut(), path, options, &mut |p| {
+            bar.update(p)
+        });
         bar.clear();
         let code = match landed {
             Ok(outcome) => {

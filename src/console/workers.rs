@@ -16,10 +16,11 @@ use super::ranked;
 use super::raw::LineIndex;
 use crate::config::Config;
 use crate::contract::{Date, LineBytes};
+use crate::engine;
 use crate::error::Error;
 use crate::input;
 use crate::land::{self, Progress};
-use crate::plan::{DecideOptions, Plan};
+use crate::plan::DecideOptions;
 
 /// Where a worker sends its reports (to the event loop); `false` once nobody listens.
 pub type Sink<'a> = &'a dyn Fn(Report) -> bool;
@@ -70,28 +71,24 @@ pub fn hash(
     Report::HashingDone { id }
 }
 
-/// A plan as the console keeps it: without its partitions' rows, which only a landing
-/// writes (and a landing plans again), and which are most of a plan's memory.
-fn shown(mut plan: Plan) -> Arc<Plan> {
-    plan.partitions.clear();
-    Arc::new(plan)
-}
-
 /// Plans `path` with the core's `plan_input`.
 pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
-    let result = land::plan_input(config, path, DecideOptions::default(), &mut |progress| {
-        if let Progress::Reading { bytes, total } = progress
-            && worth(bytes, total, &mut last)
-        {
-            report(Report::PlanProgress { id, bytes, total });
-        }
-        !cancel.load(Ordering::Relaxed)
+    let options = DecideOptions::default();
+    let result = engine::open(config).and_then(|mut engine| {
+        land::plan_input(config, engine.as_mut(), path, options, &mut |progress| {
+            if let Progress::Reading { bytes, total } = progress
+                && worth(bytes, total, &mut last)
+            {
+                report(Report::PlanProgress { id, bytes, total });
+            }
+            !cancel.load(Ordering::Relaxed)
+        })
     });
     Report::Planned {
         id,
         path: path.to_owned(),
-        result: result.map(shown).map_err(|e| e.to_string()),
+        result: result.map(Arc::new).map_err(|e| e.to_string()),
     }
 }
 
@@ -118,21 +115,23 @@ pub fn land(
     }
     let mut last = 0;
     let options = DecideOptions { allow_shrink };
-    let result = land::run(config, path, options, &mut |progress| {
-        let reading = matches!(progress, Progress::Reading { .. });
-        let send = match progress {
-            Progress::Reading { bytes, total } => worth(bytes, total, &mut last),
-            _ => true,
-        };
-        if send {
-            report(Report::LandProgress { id, progress });
-        }
-        !(reading && cancel.load(Ordering::Relaxed))
+    let result = engine::open(config).and_then(|mut engine| {
+        land::run(config, engine.as_mut(), path, options, &mut |progress| {
+            let reading = matches!(progress, Progress::Reading { .. });
+            let send = match progress {
+                Progress::Reading { bytes, total } => worth(bytes, total, &mut last),
+                _ => true,
+            };
+            if send {
+                report(Report::LandProgress { id, progress });
+            }
+            !(reading && cancel.load(Ordering::Relaxed))
+        })
     });
     let result = result
         .map(|outcome| Landed {
             status: outcome.status,
-            plan: shown(outcome.plan),
+            plan: Arc::new(outcome.plan),
             duration_ms: outcome.duration_ms,
             allowed_shrink: allow_shrink,
         })

@@ -8,10 +8,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::Config;
-use crate::contract::Date;
+use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::input::Input;
 use crate::plan::{Census, Manifest, Plan};
+
+pub mod local;
+
+pub use local::LocalEngine;
 
 /// What an engine reports while it works; returning `false` from the callback cancels
 /// (honoured while reading, before anything is written).
@@ -30,12 +34,21 @@ pub enum Progress {
 pub struct Staged {
     /// Parquet files written per date, under the contract's names.
     pub files: BTreeMap<Date, u64>,
+    /// Merge mode, for an engine that keeps `keys.json`: the keys each touched date holds
+    /// after the run (empty for a date the run retires). `None` leaves the index to be
+    /// rebuilt from the published files, as a stale entry is.
+    pub keys: Option<BTreeMap<Date, Vec<Value>>>,
 }
 
 /// One way of executing a landing's row work.
 pub trait Engine {
     /// What the console and the run log call it: `local`, or `spark sc://host:port`.
     fn describe(&self) -> String;
+
+    /// The engine's resolved session settings, for the run log (none by default).
+    fn settings(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
 
     /// Reads `input` once: its SHA-256, every line classified (§1), retries and
     /// conflicts (§2), the winner of every key (§3), their dates (§4) and, in merge mode,
@@ -59,4 +72,9 @@ pub trait Engine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged>;
+}
+
+/// The engine `config` names.
+pub fn open(_config: &Config) -> Result<Box<dyn Engine>> {
+    Ok(Box::new(LocalEngine::new()))
 }

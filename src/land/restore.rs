@@ -100,6 +100,9 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
             duration_ms: started.elapsed().as_millis() as u64,
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             swaps: Vec::new(),
+            // A restore renames published folders on this machine: no engine reads rows.
+            engine: "local".to_owned(),
+            engine_settings: Default::default(),
         },
     )?;
     Ok(Restored { date, owner, rows })

@@ -1,7 +1,9 @@
 //! The run log (CONTRACT.md §6.5): `<state_root>/runs.jsonl`, one line per run with
-//! time, product, input, hash, action, reason, dates, counts, duration and tool version.
+//! time, product, input, hash, action, reason, dates, counts, duration, tool version and
+//! the engine (with its session settings).
 //! No row data.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,17 @@ pub struct RunRecord {
     /// How dates were swapped in: `rename`, `exchange`, `two_renames` or `unchanged`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swaps: Vec<String>,
+    /// The engine that did the row work, as it describes itself (`local`,
+    /// `spark sc://host:15002`); a record written before engines existed reads `local`.
+    #[serde(default = "local_engine")]
+    pub engine: String,
+    /// The engine's resolved session settings (the Spark engine's), when it has any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub engine_settings: BTreeMap<String, String>,
+}
+
+fn local_engine() -> String {
+    "local".to_owned()
 }
 
 fn path(config: &Config) -> PathBuf {

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::contract::{Instant, Record, Value};
+use crate::engine::local::{LocalEngine, ReadOptions};
 
 const KEYS: u64 = 3_000;
 
@@ -53,7 +54,8 @@ fn land_reading(
     let input = config.inbox.join("events.jsonl");
     std::fs::write(&input, lines.join("\n")).unwrap();
     let options = DecideOptions::default();
-    let outcome = run_reading(&config, &input, options, read, &mut |_| true).unwrap();
+    let mut engine = LocalEngine::reading(read);
+    let outcome = run(&config, &mut engine, &input, options, &mut |_| true).unwrap();
     (dir, config, outcome, lines.len() as u64)
 }
 

@@ -1,14 +1,11 @@
-//! CONTRACT.md §5 steps 4–10 as one pure function, [`decide`]: a [`Summary`] and the
-//! [`Published`] state in, a [`Plan`] out. Steps 1–3 (config, lock, corrupt checkpoint)
-//! are errors raised before a decision exists.
+//! CONTRACT.md §5 steps 4–10 as one pure function, [`decide`]: an engine's [`Census`] of
+//! the input and the [`Published`] state in, a [`Plan`] out. Steps 1–3 (config, lock,
+//! corrupt checkpoint) are errors raised before a decision exists.
 
-use std::collections::BTreeMap;
-
-use super::rowset::RowSet;
+use super::census::Census;
 use super::state::{Owner, Published};
-use super::{Action, DatePlan, MergeCounts, Merged, Plan, Refusal, Summary};
+use super::{Action, DatePlan, Plan, Refusal};
 use crate::config::{Config, WriteMode};
-use crate::contract::Date;
 
 /// What the operator allows for this run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -17,66 +14,32 @@ pub struct DecideOptions {
     pub allow_shrink: bool,
 }
 
-/// Decides what a run does with the input `owner` (its name and hash). In merge mode,
-/// `merged` is what the batch does to the published rows (§10); in replace mode `None`.
+/// Decides what a run does with the input `owner` (its name and hash), from what an
+/// engine's census found in it (in merge mode, with what the batch does to the published
+/// rows, §10).
 pub fn decide(
-    mut summary: Summary,
+    census: Census,
     owner: Owner,
     config: &Config,
     published: &Published,
-    merged: Option<Merged>,
     options: DecideOptions,
 ) -> Plan {
-    let date_plan = |event_date: Date, rows: u64, merge: Option<MergeCounts>| {
-        let before = published.dates.get(&event_date);
-        DatePlan {
-            event_date,
-            rows,
-            rows_before: before.map(|b| b.rows),
-            owner_before: before
-                .and_then(|b| b.owner.as_ref())
-                .map(|o| o.input_name.clone()),
-            merge,
-        }
-    };
-    let mut counts = summary.counts.clone();
-    let fields = config.schema.fields.len();
-    let (dates, partitions): (Vec<DatePlan>, BTreeMap<Date, RowSet>) = match merged {
-        None => {
-            let dates = summary
-                .dates
-                .iter()
-                .map(|(&d, &rows)| date_plan(d, rows, None))
-                .collect();
-            let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
-            (dates, by_date(winners, &summary.dates, config))
-        }
-        Some(merged) => {
-            counts.stale = merged.stale;
-            counts.ties_by_arrival += merged.ties_by_arrival;
-            let dates = merged
-                .dates
-                .iter()
-                .map(|(&d, m)| {
-                    let change = MergeCounts {
-                        inserted: m.inserted,
-                        updated: m.updated,
-                        moved_in: m.moved_in,
-                        moved_out: m.moved_out,
-                    };
-                    date_plan(d, m.rows.len() as u64, Some(change))
-                })
-                .collect();
-            (
-                dates,
-                merged
-                    .dates
-                    .into_iter()
-                    .map(|(d, m)| (d, RowSet::from_events(fields, &m.rows)))
-                    .collect(),
-            )
-        }
-    };
+    let dates = census
+        .dates
+        .iter()
+        .map(|(&event_date, date)| {
+            let before = published.dates.get(&event_date);
+            DatePlan {
+                event_date,
+                rows: date.rows,
+                rows_before: before.map(|b| b.rows),
+                owner_before: before
+                    .and_then(|b| b.owner.as_ref())
+                    .map(|o| o.input_name.clone()),
+                merge: date.merge,
+            }
+        })
+        .collect();
     let mut plan = Plan {
         product: config.product.clone(),
         input_name: owner.input_name.clone(),
@@ -84,14 +47,13 @@ pub fn decide(
         action: Action::Publish,
         refusal: None,
         allowed_shrink: Vec::new(),
-        counts,
+        counts: census.counts.clone(),
         dates,
         findings: Vec::new(),
-        partitions: BTreeMap::new(),
     };
     if is_skip(&owner, config, published) {
         plan.action = Action::Skip;
-        plan.findings = summary.findings;
+        plan.findings = census.findings;
         return plan;
     }
     let shrinking: Vec<_> = plan
@@ -100,15 +62,15 @@ pub fn decide(
         .filter(|d| loses_too_much(d, config.max_shrink))
         .map(|d| d.event_date)
         .collect();
-    let refusal = if let Some(breach) = summary.first_breach() {
+    let refusal = if let Some(breach) = census.first_breach() {
         Some(Refusal::Breach {
             reason: breach.issue.reason,
             line: breach.line,
             field: breach.issue.field.clone(),
         })
-    } else if summary.counts.rejected > config.max_rejected_lines {
+    } else if census.counts.rejected > config.max_rejected_lines {
         Some(Refusal::RejectCap {
-            rejected: summary.counts.rejected,
+            rejected: census.counts.rejected,
             max: config.max_rejected_lines,
         })
     } else if plan.dates.len() > config.max_dates {
@@ -117,7 +79,7 @@ pub fn decide(
             dates: plan.dates.iter().map(|d| d.event_date).collect(),
             max: config.max_dates,
         })
-    } else if summary.counts.keys == 0 && !config.publish_empty {
+    } else if census.counts.keys == 0 && !config.publish_empty {
         Some(Refusal::EmptyInput)
     } else if config.write_mode == WriteMode::Replace && !shrinking.is_empty() {
         if options.allow_shrink {
@@ -135,8 +97,7 @@ pub fn decide(
         Action::Publish
     };
     plan.refusal = refusal;
-    plan.findings = summary.findings;
-    plan.partitions = partitions;
+    plan.findings = census.findings;
     plan
 }
 
@@ -165,33 +126,4 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
         }
         _ => false,
     }
-}
-
-/// The winners grouped by `event_date`, each group still sorted by key; `counted` is
-/// their rows per date (the tally's census). A file whose winners are all counted on one
-/// date (the common case) keeps its set as it is, without a pass over them.
-fn by_date(
-    winners: RowSet,
-    counted: &BTreeMap<Date, u64>,
-    config: &Config,
-) -> BTreeMap<Date, RowSet> {
-    if let Some((&only, &rows)) = counted.first_key_value()
-        && counted.len() == 1
-        && rows == winners.len() as u64
-    {
-        return BTreeMap::from([(only, winners)]);
-    }
-    let mut picked: BTreeMap<Date, Vec<usize>> = BTreeMap::new();
-    for i in 0..winners.len() {
-        if let Some(date) = winners
-            .instant(i, config.schema.date_of)
-            .map(|t| t.utc_date())
-        {
-            picked.entry(date).or_default().push(i);
-        }
-    }
-    picked
-        .into_iter()
-        .map(|(date, rows)| (date, winners.select(&rows)))
-        .collect()
 }

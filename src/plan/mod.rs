@@ -31,8 +31,6 @@ pub use rowset::RowSet;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
 pub use tally::{Counts, Finish, LineFinding, Ranking, Summary, Tally};
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::contract::{Date, LineReason};
@@ -191,8 +189,6 @@ pub struct Plan {
     pub dates: Vec<DatePlan>,
     /// Rejects and breaches in line order (written to quarantine).
     pub findings: Vec<LineFinding>,
-    /// The partitions to write: each date's whole new rows, sorted by key.
-    pub partitions: BTreeMap<Date, RowSet>,
 }
 
 impl Plan {

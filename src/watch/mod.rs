@@ -22,6 +22,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
+use crate::engine::{self, Engine};
 use crate::error::{Error, Result};
 use crate::inbox::{self, InboxEntry};
 use crate::land::{self, RunOutcome, RunStatus, lock};
@@ -71,6 +72,8 @@ impl Stopper {
 /// A running watch over one product's inbox.
 pub struct Watch<'c> {
     config: &'c Config,
+    /// Opened once: every landing of the watch goes through it.
+    engine: Box<dyn Engine>,
     settings: Settings,
     sender: Sender<Wake>,
     wakes: Receiver<Wake>,
@@ -97,6 +100,7 @@ impl<'c> Watch<'c> {
         // `<state_root>/.watch.lock`: two watches of one product would only contend for the
         // product's lock.
         let only_watch = lock::acquire_named(config, ".watch.lock")?;
+        let engine = engine::open(config)?;
         let (sender, wakes) = channel();
         let changes = sender.clone();
         let watcher = inbox::watch_with(&config.inbox, move || {
@@ -108,6 +112,7 @@ impl<'c> Watch<'c> {
         });
         Ok(Watch {
             config,
+            engine,
             settings,
             sender,
             wakes,
@@ -217,7 +222,13 @@ impl<'c> Watch<'c> {
         let options = DecideOptions {
             allow_shrink: false,
         };
-        let landed = land::run(self.config, &entry.path, options, &mut |_| true);
+        let landed = land::run(
+            self.config,
+            self.engine.as_mut(),
+            &entry.path,
+            options,
+            &mut |_| true,
+        );
         // Unchanged across the landing: the bytes landed are this fingerprint's.
         let unchanged = Fingerprint::of(&entry.path) == Some(before);
         match landed {

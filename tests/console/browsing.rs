@@ -155,7 +155,9 @@ fn the_cursor_starts_on_the_oldest_input_not_landed() {
     let config = wharf::config::Config::load(&config_path).expect("config");
     let first = dir.path().join(format!("inbox/{FIRST}"));
     let options = wharf::plan::DecideOptions::default();
-    wharf::land::run(&config, &first, options, &mut |_| true).expect("land the first");
+    let mut engine = wharf::engine::open(&config).expect("engine");
+    wharf::land::run(&config, engine.as_mut(), &first, options, &mut |_| true)
+        .expect("land the first");
     let theme = wharf::console::theme::embedded("dark");
     let mut console = Console::new(config, theme, Vec::new());
     settle(&mut console);

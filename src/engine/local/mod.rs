@@ -1,0 +1,343 @@
+//! [`LocalEngine`]: the row work on this machine. Its census reads the input once on every
+//! core (the driver-side scan of [`crate::pipeline`], classified into [`crate::plan::Batch`]es),
+//! tallies it (§2 event log, §3 ranking), groups the winners by date and, in merge mode,
+//! merges them with the touched published partitions (§10); it keeps the rows for
+//! [`Engine::stage`], which writes them as Parquet.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::mpsc::sync_channel;
+
+use super::{Engine, Progress, Staged};
+use crate::config::{Config, WriteMode};
+use crate::contract::{Date, Value};
+use crate::error::Result;
+use crate::input::{self, Input};
+use crate::land::scratch::FileScratch;
+use crate::land::{atomic, keys, parquet_files, state};
+use crate::pipeline;
+use crate::plan::{
+    self, Batch, Census, DateCensus, Event, EventLog, Finish, Manifest, MergeCounts, Merged, Plan,
+    PublishedRows, RowSet, Summary, Tally,
+};
+
+/// How the local engine reads its input. Every shipped path uses [`ReadOptions::default`];
+/// tests set other values to reach paths a small input would not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Records an event-log bucket holds in memory before it spills to the scratch file
+    /// (1 spills from the first record, so §2 goes through the file and its buffer).
+    pub log_bucket_records: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            log_bucket_records: plan::events::BUCKET_RECORDS,
+        }
+    }
+}
+
+/// The row work in this process: the rows of the last census stay here until staged.
+#[derive(Default)]
+pub struct LocalEngine {
+    read: ReadOptions,
+    /// Each date's whole new rows, sorted by key (empty: a merge retires the date).
+    partitions: BTreeMap<Date, RowSet>,
+}
+
+impl LocalEngine {
+    pub fn new() -> Self {
+        LocalEngine::default()
+    }
+
+    /// A local engine reading with `read`.
+    pub fn reading(read: ReadOptions) -> Self {
+        LocalEngine {
+            read,
+            partitions: BTreeMap::new(),
+        }
+    }
+}
+
+impl Engine for LocalEngine {
+    fn describe(&self) -> String {
+        "local".to_owned()
+    }
+
+    fn census(
+        &mut self,
+        config: &Config,
+        input: &Input,
+        manifest: &Manifest,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<Census> {
+        self.partitions.clear();
+        let (sha256, mut summary) = read_and_summarise(config, input, self.read, progress)?;
+        let fields = config.schema.fields.len();
+        let mut counts = summary.counts.clone();
+        let dates = match config.write_mode {
+            WriteMode::Replace => {
+                let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
+                self.partitions = by_date(winners, &summary.dates, config);
+                summary
+                    .dates
+                    .iter()
+                    .map(|(&d, &rows)| (d, DateCensus { rows, merge: None }))
+                    .collect()
+            }
+            WriteMode::Merge => {
+                let merged = merge_batch(config, manifest, &summary)?;
+                counts.stale = merged.stale;
+                counts.ties_by_arrival += merged.ties_by_arrival;
+                let mut dates = BTreeMap::new();
+                for (d, m) in merged.dates {
+                    let merge = MergeCounts {
+                        inserted: m.inserted,
+                        updated: m.updated,
+                        moved_in: m.moved_in,
+                        moved_out: m.moved_out,
+                    };
+                    let rows = m.rows.len() as u64;
+                    dates.insert(
+                        d,
+                        DateCensus {
+                            rows,
+                            merge: Some(merge),
+                        },
+                    );
+                    self.partitions
+                        .insert(d, RowSet::from_events(fields, &m.rows));
+                }
+                dates
+            }
+        };
+        Ok(Census {
+            sha256,
+            counts,
+            findings: summary.findings,
+            dates,
+        })
+    }
+
+    fn stage(
+        &mut self,
+        config: &Config,
+        plan: &Plan,
+        staging: &Path,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<Staged> {
+        let mut staged = Staged::default();
+        for date in plan
+            .dates
+            .iter()
+            .filter(|d| d.rows > 0)
+            .map(|d| d.event_date)
+        {
+            let Some(rows) = self.partitions.get(&date) else {
+                return Err(crate::Error::internal(format!(
+                    "the local engine holds no rows for {date}: stage follows a census of the same input"
+                )));
+            };
+            progress(Progress::Staging { date });
+            let folder = state::partition_dir(staging, date);
+            atomic::create_dir_all(&folder)?;
+            let written = parquet_files::write_partition(
+                &folder,
+                &config.schema,
+                rows,
+                config.files_per_date,
+            )?;
+            staged.files.insert(date, written.len() as u64);
+            atomic::sync_dir(&folder)?;
+        }
+        if config.write_mode == WriteMode::Merge {
+            staged.keys = Some(self.keys(config, plan));
+        }
+        Ok(staged)
+    }
+}
+
+impl LocalEngine {
+    /// Merge mode: the keys each date of `plan` holds after the run, for `keys.json`.
+    fn keys(&self, config: &Config, plan: &Plan) -> BTreeMap<Date, Vec<Value>> {
+        plan.dates
+            .iter()
+            .filter_map(|d| {
+                self.partitions
+                    .get(&d.event_date)
+                    .map(|rows| (d.event_date, rows))
+            })
+            .map(|(date, rows)| {
+                let keys = (0..rows.len()).map(|i| rows.value(i, config.schema.key));
+                (date, keys.collect())
+            })
+            .collect()
+    }
+}
+
+/// Reads `input` (its SHA-256, every line classified and tallied) into a summary. A file
+/// with conflicts is read twice: §2 is resolved after the first pass, and the second
+/// ranks without the conflicting lines (a refused file's counts stay exact).
+fn read_and_summarise(
+    config: &Config,
+    input: &Input,
+    read: ReadOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(String, Summary)> {
+    let scratch_dir = std::env::temp_dir();
+    let finish = |tally: Tally| {
+        tally
+            .finish()
+            .map_err(|e| FileScratch::error(&scratch_dir, e))
+    };
+    let scratch = || FileScratch::in_dir(&scratch_dir);
+    let (sha256, tally) = read_and_tally(config, input, read, progress, scratch(), Vec::new())?;
+    let conflicts = match finish(tally)? {
+        Finish::Done(summary) => return Ok((sha256, summary)),
+        Finish::Rescan(conflicts) => conflicts,
+    };
+    let again = input::open(&input.path)?;
+    let (second, tally) = read_and_tally(config, &again, read, progress, scratch(), conflicts)?;
+    match finish(tally)? {
+        Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
+        _ => Err(crate::Error::Input {
+            path: input.path.clone(),
+            message: "changed while it was read; land it once its producer has closed it"
+                .to_owned(),
+        }),
+    }
+}
+
+/// Reads `input` once: its SHA-256, and every line classified (by every core, in chunks)
+/// and tallied (two stages on two threads, one batch apart). The event log spills to
+/// `scratch`; `conflicts`: lines a first pass found to be conflicts ([`Tally::rescan`]).
+fn read_and_tally<'c>(
+    config: &'c Config,
+    input: &Input,
+    read: ReadOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+    scratch: FileScratch,
+    conflicts: Vec<u64>,
+) -> Result<(String, Tally<'c>)> {
+    let log = EventLog::new(Box::new(scratch), read.log_bucket_records);
+    let mut tally = Tally::rescan(&config.schema, log, conflicts);
+    // Order events run ~130 bytes a line: a key table sized for 140-byte lines rarely
+    // grows (growing one doubles it, and its new pages fault in slowly).
+    tally.reserve((input.size / 140) as usize);
+    let schema = &config.schema;
+    // Batches go back to the workers once merged: their buffers are reused, not faulted
+    // in afresh for every chunk.
+    let spare: Mutex<Vec<Batch>> = Mutex::new(Vec::new());
+    let classify = |lines: pipeline::Lines<'_>| {
+        let mut batch = spare
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default();
+        for (line, bytes) in lines.iter() {
+            batch.classify(line, bytes, schema);
+        }
+        batch
+    };
+    let total = input.size;
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // The tally's two stages on two threads, one batch apart: this thread logs each
+    // batch's events for §2 as batches arrive in order, the ranking thread keeps each
+    // key's best.
+    let (mut log, mut ranking) = tally.into_stages();
+    let (sha256, ranking) = std::thread::scope(|scope| {
+        let (to_rank, batches) = sync_channel::<Batch>(2);
+        let spare = &spare;
+        let ranker = scope.spawn(move || {
+            for mut batch in batches {
+                ranking.push(&batch);
+                batch.clear();
+                if let Ok(mut spare) = spare.lock() {
+                    spare.push(batch);
+                }
+            }
+            ranking
+        });
+        let sha256 = pipeline::scan_chunks(
+            &input.file,
+            &input.path,
+            config.max_line_bytes,
+            threads,
+            &classify,
+            &mut |bytes| progress(Progress::Reading { bytes, total }),
+            |batch| {
+                log.push_batch(&batch);
+                // Fails only if the ranking thread panicked; its join says so below.
+                let _ = to_rank.send(batch);
+            },
+        );
+        drop(to_rank);
+        let ranking = ranker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (sha256, ranking)
+    });
+    Ok((sha256?, Tally::from_stages(log, ranking)))
+}
+
+/// §10: reads the published rows the batch's winners meet and merges them.
+fn merge_batch(config: &Config, manifest: &Manifest, summary: &Summary) -> Result<Merged> {
+    let schema = &config.schema;
+    let live = keys::load(config, manifest)?;
+    let winners: Vec<Event> = summary.winners.events().collect();
+    let mut dates: BTreeSet<Date> = BTreeSet::new();
+    for winner in &winners {
+        dates.extend(
+            winner.record[schema.date_of]
+                .instant()
+                .map(|i| i.utc_date()),
+        );
+        dates.extend(
+            live.get(&winner.record[schema.key])
+                .into_iter()
+                .flatten()
+                .copied(),
+        );
+    }
+    let mut published = PublishedRows::default();
+    for date in dates {
+        let folder = state::partition_dir(&config.publish_root, date);
+        if folder.is_dir() {
+            published
+                .by_date
+                .insert(date, parquet_files::read_partition(&folder, schema)?);
+        }
+    }
+    Ok(plan::merge::merge(&winners, &published, schema))
+}
+
+/// The winners grouped by `event_date`, each group still sorted by key; `counted` is
+/// their rows per date (the tally's census). A file whose winners are all counted on one
+/// date (the common case) keeps its set as it is, without a pass over them.
+fn by_date(
+    winners: RowSet,
+    counted: &BTreeMap<Date, u64>,
+    config: &Config,
+) -> BTreeMap<Date, RowSet> {
+    if let Some((&only, &rows)) = counted.first_key_value()
+        && counted.len() == 1
+        && rows == winners.len() as u64
+    {
+        return BTreeMap::from([(only, winners)]);
+    }
+    let mut picked: BTreeMap<Date, Vec<usize>> = BTreeMap::new();
+    for i in 0..winners.len() {
+        if let Some(date) = winners
+            .instant(i, config.schema.date_of)
+            .map(|t| t.utc_date())
+        {
+            picked.entry(date).or_default().push(i);
+        }
+    }
+    picked
+        .into_iter()
+        .map(|(date, rows)| (date, winners.select(&rows)))
+        .collect()
+}
