@@ -11,8 +11,8 @@
 mod common;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use wharf::land::parquet_files::write_partition;
-use wharf::plan::{Finish, Tally};
+use wharf::engine::local::parquet::write_partition;
+use wharf::engine::local::{Finish, Tally};
 
 /// Lines generated: ~0.29 keys per line gives ~290k winners.
 const LINES: usize = 1_000_000;

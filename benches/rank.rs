@@ -27,7 +27,8 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use polars::prelude::*;
 use wharf::contract::{Outcome, Schema};
-use wharf::plan::{Batch, Finish, Summary, Tally};
+use wharf::engine::local::{Finish, Summary, Tally};
+use wharf::plan::Batch;
 
 /// Lines generated; 3% are rejects, leaving ~300k accepted events over ~90k keys.
 const LINES: usize = 310_000;

@@ -1,9 +1,13 @@
 //! Wharf lands closed JSONL event files into a Hive-partitioned Parquet dataset safely.
 //!
-//! The seam is between deciding and acting: [`contract`] and [`plan`] are pure and compute
-//! a [`plan::Plan`]; [`land`] executes it (hash, stage, swap, quarantine, checkpoint).
-//! The CLI ([`cli`]), the operator console ([`console`]) and the unattended loop
-//! ([`watch`]) all drive the same core.
+//! Three parts: [`contract`] and [`plan`] are pure and decide (a line's outcome, §3's
+//! order, §10's rules, and from an engine's [`plan::Census`] the [`plan::Plan`]); an
+//! [`engine`] does the row work (reading the input into a census, staging the winners:
+//! [`engine::local`] on this machine, through [`input`] and [`pipeline`], the driver-side
+//! read a second engine shares); [`land`] does everything else, the same for every engine
+//! (lock, quarantine, swap, trash, manifest, checkpoint, run log). The CLI ([`cli`]), the
+//! operator console ([`console`]) and the unattended loop ([`watch`]) all drive
+//! [`land::run`] with the engine [`engine::open`] gives.
 
 pub mod config;
 pub mod contract;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::report::inert;
-use crate::land::Progress;
+use crate::engine::Progress;
 
 /// How often the bar redraws between updates, so the spinner and elapsed time move
 /// while a date is staged.

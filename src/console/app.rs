@@ -10,12 +10,13 @@ use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use super::theme::Theme;
 use crate::config::Config;
+use crate::engine::Progress;
 use crate::inbox::InboxEntry;
+use crate::land::RunStatus;
 use crate::land::quarantine::{QuarantineSummary, RejectRecord};
 use crate::land::restore::Restored;
 use crate::land::runlog::RunRecord;
 use crate::land::trash::Generation;
-use crate::land::{Progress, RunStatus};
 use crate::plan::Plan;
 
 /// The three top-level views (`1` `2` `3`).

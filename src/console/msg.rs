@@ -11,11 +11,12 @@ use super::app::{PartitionRow, Stamp, View};
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use crate::contract::Date;
+use crate::engine::Progress;
 use crate::inbox::InboxEntry;
+use crate::land::RunStatus;
 use crate::land::quarantine::{QuarantineSummary, RejectRecord};
 use crate::land::restore::Restored;
 use crate::land::runlog::RunRecord;
-use crate::land::{Progress, RunStatus};
 use crate::plan::Plan;
 
 /// Everything that can change the [`super::app::App`].

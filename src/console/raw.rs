@@ -16,8 +16,8 @@ use std::path::Path;
 
 use super::mask;
 use crate::contract::{self, LineBytes, LineReason, Outcome, Schema};
+use crate::engine::local::events::Collapsed;
 use crate::error::{Error, Result};
-use crate::plan::Collapsed;
 
 /// Bytes of a line read for display.
 pub const SHOW_BYTES: usize = 4096;

@@ -14,7 +14,7 @@ use super::msg::{Intent, Msg};
 use super::runtime::Console;
 use super::theme;
 use crate::config::Config;
-use crate::land::Progress;
+use crate::engine::Progress;
 
 use super::fixture;
 

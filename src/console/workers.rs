@@ -16,10 +16,11 @@ use super::ranked;
 use super::raw::LineIndex;
 use crate::config::Config;
 use crate::contract::{Date, LineBytes};
-use crate::engine;
+
+use crate::engine::{self, Progress};
 use crate::error::Error;
 use crate::input;
-use crate::land::{self, Progress};
+use crate::land;
 use crate::plan::DecideOptions;
 
 /// Where a worker sends its reports (to the event loop); `false` once nobody listens.

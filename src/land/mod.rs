@@ -15,7 +15,6 @@ pub mod parquet_files;
 pub mod quarantine;
 pub mod restore;
 pub mod runlog;
-pub mod scratch;
 pub mod state;
 pub mod swap;
 pub mod trash;

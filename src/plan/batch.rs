@@ -5,20 +5,20 @@
 
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
+use super::counts::LineFinding;
 use super::rank::{Packed, Precedence};
-use super::tally::LineFinding;
 use crate::contract::{LineBytes, Outcome, Schema, classify, fast, row};
 
 /// One classified chunk of lines, built by a worker thread ([`Batch::classify`]) and
 /// merged in line order by [`Tally::push_batch`](super::Tally::push_batch).
 #[derive(Debug, Default)]
 pub struct Batch {
-    pub(super) lines: u64,
-    pub(super) blank: u64,
-    pub(super) rejected: u64,
+    pub(crate) lines: u64,
+    pub(crate) blank: u64,
+    pub(crate) rejected: u64,
     /// Rejects and breaches of this chunk.
-    pub(super) findings: Vec<LineFinding>,
-    pub(super) events: Vec<Accepted>,
+    pub(crate) findings: Vec<LineFinding>,
+    pub(crate) events: Vec<Accepted>,
     /// Every accepted record of the chunk, encoded, back to back.
     rows: Vec<u8>,
     /// Scratch: the field offsets of the record being hashed.
@@ -29,7 +29,7 @@ pub struct Batch {
 
 /// An accepted line in a [`Batch`]: where its record is and what the merge compares.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Accepted {
+pub(crate) struct Accepted {
     pub line: u64,
     pub precedence: Packed,
     /// 128-bit hash of the event id field (retries and conflicts, §2).
@@ -61,7 +61,7 @@ pub struct EventFacts<'b> {
 /// The first bytes of an encoded key, zero-padded, and its length (saturating): keys this
 /// short (an int key is 9 bytes) compare without touching their record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ShortKey {
+pub(crate) struct ShortKey {
     pub prefix: [u8; 14],
     len: u16,
 }
@@ -194,7 +194,7 @@ impl Batch {
     }
 
     /// Bytes `start..end` of the batch's records.
-    pub(super) fn slice(&self, (start, end): (u32, u32)) -> &[u8] {
+    pub(crate) fn slice(&self, (start, end): (u32, u32)) -> &[u8] {
         &self.rows[start as usize..end as usize]
     }
 }

@@ -1,35 +1,31 @@
-//! PURE. Outcomes → retries, conflicts, ranking, dates, decision = [`Plan`].
+//! PURE. What a landing decides, with no rows and no I/O: an engine's [`Census`] of the
+//! input and the [`Published`] state in, a [`Plan`] out.
 //!
-//! - [`tally::Tally`] accumulates classified batches of lines into a [`Summary`]: every
-//!   event logged for retries and conflicts ([`events`], stage one), the best event per
-//!   key (stage two), over the flat [`tables`]; the winners leave as a [`RowSet`] of
-//!   encoded records.
-//! - [`decide()`] applies CONTRACT.md §5 steps 4–10 to a summary and the [`Published`]
-//!   state, giving the [`Plan`] that `land` executes and the console shows.
-//! - [`rank`] is §3's order; [`state`] the checkpoint and manifest as data.
+//! - [`batch::Batch`] is §1 applied to a chunk of lines (the classifier every engine's
+//!   driver-side read runs); [`counts`] the line counts and findings it yields.
+//! - [`rank`] is §3's order; [`merge`] §10's rules over events.
+//! - [`decide()`] applies CONTRACT.md §5 steps 4–10 to a census and the published state,
+//!   giving the [`Plan`] that `land` executes and the console shows.
+//! - [`state`] the checkpoint and manifest as data; [`census`] what an engine reports.
+//!
+//! The row work itself (tally, event log, winners, Parquet) is an engine's:
+//! `crate::engine::local` does it on this machine.
 
 pub mod batch;
 pub mod census;
+pub mod counts;
 pub mod decide;
-pub mod events;
-mod key_index;
 pub mod merge;
 pub mod rank;
-mod rows;
-pub mod rowset;
 pub mod state;
-pub mod tables;
-pub mod tally;
 
 pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus};
+pub use counts::{Counts, LineFinding};
 pub use decide::{DecideOptions, decide};
-pub use events::{Collapsed, EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use merge::{Merged, PublishedRows};
 pub use rank::Event;
-pub use rowset::RowSet;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
-pub use tally::{Counts, Finish, LineFinding, Ranking, Summary, Tally};
 
 use serde::Serialize;
 

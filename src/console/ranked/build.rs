@@ -10,10 +10,10 @@ use super::{Flags, Ranked, Tag};
 use crate::config::Config;
 use crate::console::raw::LineIndex;
 use crate::contract::row;
+use crate::engine::local::tables::KeyTable;
 use crate::error::Result;
 use crate::plan::batch::key_hash;
 use crate::plan::rank::{self, LostBecause, Packed, Standing};
-use crate::plan::tables::KeyTable;
 
 /// An accepted event while the input is read.
 #[derive(Clone, Copy)]
@@ -101,7 +101,11 @@ impl Keys {
 
     /// Key `i` as the console shows it.
     fn display(&self, i: u32) -> String {
-        crate::plan::tally::display_value(&row::decode_value(key_at(&self.bytes, &self.ends, i)))
+        crate::engine::local::tally::display_value(&row::decode_value(key_at(
+            &self.bytes,
+            &self.ends,
+            i,
+        )))
     }
 }
 

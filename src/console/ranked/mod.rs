@@ -14,9 +14,9 @@ use std::path::Path;
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;
 use crate::contract::{self, Instant, LineBytes, Outcome, Value};
+use crate::engine::local::tally::display_value;
 use crate::error::{Error, Result};
 use crate::plan::rank::LostBecause;
-use crate::plan::tally::display_value;
 
 /// Why a row is where it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

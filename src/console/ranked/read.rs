@@ -7,12 +7,13 @@
 use std::path::Path;
 
 use crate::config::Config;
+use crate::engine::local::events::BUCKET_RECORDS;
+use crate::engine::local::scratch::FileScratch;
+use crate::engine::local::{Collapsed, EventLog};
 use crate::error::Result;
 use crate::input;
-use crate::land::scratch::FileScratch;
 use crate::pipeline;
-use crate::plan::events::BUCKET_RECORDS;
-use crate::plan::{Batch, Collapsed, EventFacts, EventLog};
+use crate::plan::{Batch, EventFacts};
 
 /// Reads `path`, giving `each` every accepted event in line order, and returns what §2
 /// made of them. `progress(bytes, total)` returns `false` to cancel.

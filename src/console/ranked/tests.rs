@@ -156,7 +156,7 @@ proptest::proptest! {
             }
             batches.push(batch);
         }
-        let summary = crate::plan::tally::summarise(schema, &batches).unwrap();
+        let summary = crate::engine::local::tally::summarise(schema, &batches).unwrap();
         let winners: Vec<(String, u64)> = summary
             .winners
             .events()

@@ -9,7 +9,7 @@ use super::popup::popup;
 use super::widgets::{bar, size, spinner, text};
 use super::{dialogs, help};
 use crate::console::app::{App, Loading, Rejects, Task, View};
-use crate::land::Progress;
+use crate::engine::Progress;
 
 /// Draws every overlay that is open.
 pub fn draw(app: &App, frame: &mut Frame, area: Rect) {

@@ -1,8 +1,27 @@
 //! [`LocalEngine`]: the row work on this machine. Its census reads the input once on every
-//! core (the driver-side scan of [`crate::pipeline`], classified into [`crate::plan::Batch`]es),
-//! tallies it (§2 event log, §3 ranking), groups the winners by date and, in merge mode,
-//! merges them with the touched published partitions (§10); it keeps the rows for
-//! [`Engine::stage`], which writes them as Parquet.
+//! core (the driver-side scan of [`crate::pipeline`], classified into
+//! [`crate::plan::Batch`]es), tallies it (§2 event log, §3 ranking), groups the winners by
+//! date and, in merge mode, merges them with the touched published partitions (§10); it
+//! keeps the rows for [`Engine::stage`], which writes them as Parquet.
+//!
+//! - [`tally::Tally`] accumulates classified batches into a [`Summary`]: every event
+//!   logged for retries and conflicts ([`events`], spilling to a [`scratch`] file), the
+//!   best event per key, over the flat [`tables`]; the winners leave as a [`RowSet`] of
+//!   encoded records ([`rowset`]).
+//! - [`parquet`] writes a date's rows as the contract's Parquet files.
+
+pub mod events;
+mod key_index;
+pub mod parquet;
+mod rows;
+pub mod rowset;
+pub mod scratch;
+pub mod tables;
+pub mod tally;
+
+pub use events::{Collapsed, EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
+pub use rowset::RowSet;
+pub use tally::{Finish, Ranking, Summary, Tally};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -14,13 +33,12 @@ use crate::config::{Config, WriteMode};
 use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::input::{self, Input};
-use crate::land::scratch::FileScratch;
 use crate::land::{atomic, keys, parquet_files, state};
 use crate::pipeline;
 use crate::plan::{
-    self, Batch, Census, DateCensus, Event, EventLog, Finish, Manifest, MergeCounts, Merged, Plan,
-    PublishedRows, RowSet, Summary, Tally,
+    self, Batch, Census, DateCensus, Event, Manifest, MergeCounts, Merged, Plan, PublishedRows,
 };
+use scratch::FileScratch;
 
 /// How the local engine reads its input. Every shipped path uses [`ReadOptions::default`];
 /// tests set other values to reach paths a small input would not.
@@ -34,7 +52,7 @@ pub struct ReadOptions {
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
-            log_bucket_records: plan::events::BUCKET_RECORDS,
+            log_bucket_records: events::BUCKET_RECORDS,
         }
     }
 }
@@ -143,12 +161,8 @@ impl Engine for LocalEngine {
             progress(Progress::Staging { date });
             let folder = state::partition_dir(staging, date);
             atomic::create_dir_all(&folder)?;
-            let written = parquet_files::write_partition(
-                &folder,
-                &config.schema,
-                rows,
-                config.files_per_date,
-            )?;
+            let written =
+                parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
             staged.files.insert(date, written.len() as u64);
             atomic::sync_dir(&folder)?;
         }

@@ -7,61 +7,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
-
-use super::batch::{self, Accepted, Batch, ShortKey};
 use super::events::{EventLog, Resolved};
 use super::key_index::KeyIndex;
-use super::rank::Packed;
 use super::rows::{Rows, Slot};
 use super::rowset::RowSet;
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
-
-/// The line counts of CONTRACT.md §8. A count missing from a stored record is 0: run-log
-/// lines written before a count existed (`stale` came with merge mode) still read.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Counts {
-    /// Lines in the file (blank included).
-    pub lines: u64,
-    pub blank: u64,
-    /// Accepted lines, identical retries included, conflicting lines not.
-    pub accepted: u64,
-    /// Reject outcomes only (breaching lines are counted in `by_reason`).
-    pub rejected: u64,
-    /// Accepted lines that collapsed onto an earlier identical event.
-    pub retries: u64,
-    /// Distinct keys among the accepted events: the rows a publish writes.
-    pub keys: u64,
-    /// Keys whose rank-1 and rank-2 events tie on instant and tiebreak (in merge mode,
-    /// also winners that tie the published row).
-    pub ties_by_arrival: u64,
-    /// Merge mode: winners older than their key's published row, dropped (§10.3).
-    pub stale: u64,
-    /// Every rejected or breaching line by its reason code.
-    pub by_reason: BTreeMap<LineReason, u64>,
-}
-
-impl Counts {
-    /// `code n · code n …` for every reason with lines, for reports.
-    pub fn reasons_text(&self) -> String {
-        let parts: Vec<String> = self
-            .by_reason
-            .iter()
-            .map(|(r, n)| format!("{r} {n}"))
-            .collect();
-        parts.join(" · ")
-    }
-}
-
-/// A rejected or breaching line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LineFinding {
-    pub line: u64,
-    /// Whether it refuses the whole file.
-    pub breach: bool,
-    pub issue: LineIssue,
-}
+use crate::plan::batch::{self, Accepted, Batch, ShortKey};
+use crate::plan::rank::Packed;
+use crate::plan::{Counts, LineFinding};
 
 /// Events warmed ahead of their merge: enough misses in flight, few enough lines to stay
 /// in cache until used.

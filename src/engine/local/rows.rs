@@ -2,7 +2,7 @@
 //! [`Slot`] that says where one sits.
 
 use crate::contract::row;
-use crate::plan::rowset::Spot;
+use crate::engine::local::rowset::Spot;
 
 /// Where a record sits in [`Rows`]: block, offset and room. Its length is its encoding's
 /// ([`Rows::record`]), so a slot is 12 bytes of a ranking entry's 64.

@@ -9,9 +9,9 @@
 //! slots in order are the keys in order. Keys too far apart for the array to stay small
 //! (more than [`SPREAD`] slots a key) move it to a hash table, once and for good.
 
-use super::batch::ShortKey;
 use super::tables::KeyTable;
 use crate::contract::row;
+use crate::plan::batch::ShortKey;
 
 /// Slots the dense array may hold for each key it may have to hold (expected or
 /// filed): at 4 bytes a slot, at most 32 bytes a key, where the hash table takes ~12.

@@ -1,4 +1,4 @@
-//! [`FileScratch`]: where the event log ([`crate::plan::events`]) spills, an unlinked file
+//! [`FileScratch`]: where the event log ([`crate::engine::local::events`]) spills, an unlinked file
 //! in the temp directory (`TMPDIR`), created only once a spill happens. It has no name, so
 //! nothing is left behind, even after a crash; it is not part of any published state.
 //! Appends gather in memory and reach the file in writes of [`WRITE_BYTES`], not one
@@ -10,7 +10,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::plan::Scratch;
+use crate::engine::local::events::Scratch;
 
 pub struct FileScratch {
     dir: PathBuf,
@@ -90,7 +90,7 @@ impl Scratch for FileScratch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::EventLog;
+    use crate::engine::local::events::EventLog;
 
     #[test]
     fn a_spilled_log_resolves_from_its_file_and_leaves_no_name_behind() {

@@ -14,8 +14,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::batch::Batch;
 use super::tables::{EventTable, Seen};
+use crate::plan::batch::Batch;
 
 /// Where buckets spill: appended in whole segments, read back at the offsets returned.
 pub trait Scratch: Send + Sync {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::Best;
 use crate::contract::{Date, row};
-use crate::plan::rows::Rows;
-use crate::plan::rowset::{RowSet, Spot};
+use crate::engine::local::rows::Rows;
+use crate::engine::local::rowset::{RowSet, Spot};
 
 /// Bits of a key sorted per pass of [`radix_sort`]: 2,048 counters stay in L1.
 const RADIX_BITS: u32 = 11;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::contract::{Instant, Value, row};
 
-use super::rank::Event;
+use crate::plan::rank::Event;
 
 /// Encoded records in order, each with its line.
 #[derive(Clone, Default)]
