@@ -43,6 +43,8 @@ pub enum Command {
         /// Plan as if the operator allowed dates to shrink beyond max_shrink.
         #[arg(long)]
         allow_shrink: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
     },
     /// Land INPUT, or every closed input in the inbox, oldest first.
     Run {
@@ -50,6 +52,8 @@ pub enum Command {
         /// Publish even where a date would lose more than max_shrink of its rows.
         #[arg(long)]
         allow_shrink: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
     },
     /// The published dates, their owners and rows.
     Status,
@@ -82,13 +86,39 @@ pub enum Command {
         #[arg(long, value_name = "SECS", default_value_t = 10,
               value_parser = clap::value_parser!(u64).range(1..))]
         rescan: u64,
+        #[command(flatten)]
+        engine: EngineArgs,
     },
     /// The operator console.
     Console {
         /// A theme name (dark, light, high-contrast) or a path to a theme file.
         #[arg(long)]
         theme: Option<String>,
+        #[command(flatten)]
+        engine: EngineArgs,
     },
+}
+
+/// `--engine` and `--remote`: the config's `[engine]`, overridden for one command.
+#[derive(clap::Args, Debug, Default)]
+pub struct EngineArgs {
+    /// The engine that does the row work (overrides [engine] kind).
+    #[arg(long, value_name = "KIND", value_parser = ["local", "spark"])]
+    pub engine: Option<String>,
+    /// The Spark Connect server, sc://host:15002 (overrides [engine] remote).
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+}
+
+impl EngineArgs {
+    /// `config` with these flags over its `[engine]`.
+    fn apply(&self, mut config: Config) -> Result<Config> {
+        config.engine = config
+            .engine
+            .overridden(self.engine.as_deref(), self.remote.as_deref())
+            .map_err(|message| Error::Usage(format!("--engine/--remote: {message}")))?;
+        Ok(config)
+    }
 }
 
 /// Parses the command line, runs it and returns the process exit code.
@@ -125,19 +155,28 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Plan {
             input,
             allow_shrink,
-        } => plan::plan(&config()?, &input, allow_shrink, cli.json),
+            engine,
+        } => plan::plan(&engine.apply(config()?)?, &input, allow_shrink, cli.json),
         Command::Run {
             input,
             allow_shrink,
-        } => run::run(&config()?, input.as_deref(), allow_shrink, cli.json),
+            engine,
+        } => {
+            let config = engine.apply(config()?)?;
+            run::run(&config, input.as_deref(), allow_shrink, cli.json)
+        }
         Command::Status => status::status(&config()?, cli.json),
         Command::History { limit } => history::history(&config()?, limit, cli.json),
         Command::Quarantine { hash } => {
             quarantine::quarantine(&config()?, hash.as_deref(), cli.json)
         }
         Command::Restore { date, yes } => restore::restore(&config()?, &date, yes, cli.json),
-        Command::Watch { rescan } => watch::watch(&config()?, rescan, cli.json),
-        Command::Console { theme } => crate::console::run(&config()?, theme.as_deref()),
+        Command::Watch { rescan, engine } => {
+            watch::watch(&engine.apply(config()?)?, rescan, cli.json)
+        }
+        Command::Console { theme, engine } => {
+            crate::console::run(&engine.apply(config()?)?, theme.as_deref())
+        }
     }
 }
 

@@ -192,3 +192,25 @@ fn every_screen() {
     );
     snap(&mut c, "help");
 }
+
+/// The top bar names the configured engine; for Spark its remote without the connection
+/// string's parameters, which may hold a token.
+#[test]
+fn the_top_bar_names_the_engine_and_never_the_remotes_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = Config::load(&fixture::copy_samples(dir.path())).expect("sample config");
+    config.engine = crate::config::EngineConfig {
+        kind: crate::config::EngineKind::Spark,
+        remote: Some("sc://spark.example:15002/;token=s3cret;use_ssl=true".to_owned()),
+    };
+    let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+    console.step(Msg::Resize(160, 48));
+    let top = screen(&console, 160, 48);
+    let top = top.lines().next().unwrap_or_default();
+    assert!(
+        top.contains("engine spark sc://spark.example:15002 "),
+        "{top}"
+    );
+    assert!(top.contains("q quit"), "{top}");
+    assert!(!top.contains("s3cret") && !top.contains("token"), "{top}");
+}

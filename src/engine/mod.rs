@@ -7,13 +7,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::config::Config;
+use crate::config::{Config, EngineKind};
 use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::input::Input;
 use crate::plan::{Census, Manifest, Plan};
 
 pub mod local;
+#[cfg(feature = "spark")]
+// rustfmt resolves a module whatever its cfg: skipped until `src/engine/spark/` exists.
+#[rustfmt::skip]
+pub mod spark;
 
 pub use local::LocalEngine;
 
@@ -74,7 +78,19 @@ pub trait Engine {
     ) -> Result<Staged>;
 }
 
-/// The engine `config` names.
-pub fn open(_config: &Config) -> Result<Box<dyn Engine>> {
-    Ok(Box::new(LocalEngine::new()))
+/// The engine `config` names (`[engine]`, or the `--engine`/`--remote` flags over it);
+/// Spark's connects to its remote here.
+pub fn open(config: &Config) -> Result<Box<dyn Engine>> {
+    match config.engine.kind {
+        EngineKind::Local => Ok(Box::new(LocalEngine::new())),
+        #[cfg(feature = "spark")]
+        EngineKind::Spark => Ok(Box::new(spark::SparkEngine::connect(&config.engine)?)),
+        #[cfg(not(feature = "spark"))]
+        EngineKind::Spark => Err(crate::Error::Config {
+            path: config.path.clone(),
+            message: "engine kind = \"spark\", but this wharf was built without Spark: \
+                      cargo build --features spark (or set [engine] kind = \"local\")"
+                .to_owned(),
+        }),
+    }
 }

@@ -64,14 +64,31 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
         spans.push(Span::styled(format!(" {key} {name} "), style));
         spans.push(Span::raw(" "));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
-    let right = Line::from(vec![
-        Span::styled("?", t.key),
-        Span::styled(" help  ", t.muted),
-        Span::styled("q", t.key),
-        Span::styled(" quit ", t.muted),
-    ]);
+    let left = Line::from(spans);
+    let room = usize::from(area.width).saturating_sub(left.width());
+    frame.render_widget(Paragraph::new(left), area);
+    let right = Line::from(right_of_top_bar(app, room));
     frame.render_widget(Paragraph::new(right).right_aligned(), area);
+}
+
+/// The engine that runs (`engine local`, `engine spark sc://host:15002`) and the help
+/// and quit keys, as many of them as fit in `room` columns, the engine first.
+fn right_of_top_bar(app: &App, room: usize) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let engine = format!("engine {} ", app.config.engine.describe());
+    let help = [Span::styled("?", t.key), Span::styled(" help  ", t.muted)];
+    let quit = [Span::styled("q", t.key), Span::styled(" quit ", t.muted)];
+    let width = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    let mut right = vec![text(&engine, t.muted)];
+    if width(&right) + 1 + width(&help) + width(&quit) <= room {
+        right.push(Span::raw(" "));
+        right.extend(help);
+        right.extend(quit);
+    } else if width(&right) + 1 + width(&quit) <= room {
+        right.push(Span::raw(" "));
+        right.extend(quit);
+    }
+    right
 }
 
 fn footer_bar(app: &App, frame: &mut Frame, area: Rect) {

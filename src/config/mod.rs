@@ -1,6 +1,9 @@
 //! The product's TOML config (CONTRACT.md, "The config file"): [`Config::load`] reads it,
 //! resolves relative paths against the config file's folder and validates it, so every
 //! other module can trust a [`Config`]. Every message names the field and the fix.
+//! [`engine`] is its `[engine]` section.
+
+pub mod engine;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -8,6 +11,7 @@ use serde::Deserialize;
 
 use crate::contract::{Field, FieldType, Schema, UnknownFields};
 use crate::error::{Error, Result};
+pub use engine::{EngineConfig, EngineKind};
 
 /// How a publish treats the dates it writes (CONTRACT.md §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +40,8 @@ pub struct Config {
     pub max_line_bytes: usize,
     pub write_mode: WriteMode,
     pub schema: Schema,
+    /// Which engine does the row work (`[engine]`).
+    pub engine: EngineConfig,
 }
 
 #[derive(Deserialize)]
@@ -63,6 +69,8 @@ struct RawConfig {
     #[serde(default = "defaults::write_mode")]
     write_mode: String,
     schema: RawSchema,
+    #[serde(default)]
+    engine: engine::RawEngine,
 }
 
 #[derive(Deserialize)]
@@ -225,6 +233,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         max_line_bytes,
         write_mode,
         schema: validate_schema(raw.schema)?,
+        engine: raw.engine.validate()?,
     })
 }
 
