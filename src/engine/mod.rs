@@ -94,3 +94,29 @@ pub fn open(config: &Config) -> Result<Box<dyn Engine>> {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EngineConfig;
+
+    #[test]
+    fn open_gives_the_engine_the_config_names() {
+        let mut config = crate::config::fixtures::orders();
+        let engine = open(&config).expect("local");
+        assert_eq!(engine.describe(), "local");
+        assert!(engine.settings().is_empty());
+        config.engine = EngineConfig {
+            kind: EngineKind::Spark,
+            remote: Some("sc://127.0.0.1:1".to_owned()),
+        };
+        if !cfg!(feature = "spark") {
+            let err = open(&config)
+                .err()
+                .expect("no Spark in this build")
+                .to_string();
+            assert!(err.contains("cargo build --features spark"), "{err}");
+            assert!(err.contains(&config.path.display().to_string()), "{err}");
+        }
+    }
+}

@@ -127,3 +127,104 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::contract::Date;
+    use crate::plan::{Counts, DateCensus, MergeCounts, PublishedDate};
+
+    fn date(text: &str) -> Date {
+        Date::parse(text).expect("a date")
+    }
+
+    /// A census of `keys` winners on 2024-03-01, which holds 10 published rows.
+    fn shrinking(keys: u64) -> (Census, Owner, Published) {
+        let census = Census {
+            sha256: "ab".repeat(32),
+            counts: Counts {
+                lines: keys,
+                accepted: keys,
+                keys,
+                ..Counts::default()
+            },
+            findings: Vec::new(),
+            dates: BTreeMap::from([(
+                date("2024-03-01"),
+                DateCensus {
+                    rows: keys,
+                    merge: None,
+                },
+            )]),
+        };
+        let owner = Owner {
+            input_name: "b.jsonl".into(),
+            input_sha256: census.sha256.clone(),
+        };
+        let before = Owner {
+            input_name: "a.jsonl".into(),
+            input_sha256: "cd".repeat(32),
+        };
+        let published = Published {
+            checkpoint: None,
+            dates: BTreeMap::from([(
+                date("2024-03-01"),
+                PublishedDate {
+                    rows: 10,
+                    owner: Some(before),
+                },
+            )]),
+        };
+        (census, owner, published)
+    }
+
+    #[test]
+    fn a_census_alone_decides_a_shrink_and_its_allowance() {
+        let config = crate::config::fixtures::orders();
+        let (census, owner, published) = shrinking(2);
+        let plan = decide(
+            census.clone(),
+            owner.clone(),
+            &config,
+            &published,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Refuse);
+        assert_eq!(plan.reason(), Some("shrink"));
+        let day = &plan.dates[0];
+        assert_eq!((day.rows, day.rows_before), (2, Some(10)));
+        assert_eq!(day.owner_before.as_deref(), Some("a.jsonl"));
+        let allowed = DecideOptions { allow_shrink: true };
+        let plan = decide(census, owner.clone(), &config, &published, allowed);
+        assert_eq!(plan.action, Action::Publish);
+        assert_eq!(plan.allowed_shrink, [date("2024-03-01")]);
+
+        let (census, _, _) = shrinking(6); // loses 4 of 10: within max_shrink 0.5
+        let plan = decide(census, owner, &config, &published, DecideOptions::default());
+        assert_eq!((plan.action, plan.counts.keys), (Action::Publish, 6));
+    }
+
+    #[test]
+    fn a_merge_census_passes_its_changes_and_its_counts_into_the_plan() {
+        let mut config = crate::config::fixtures::orders();
+        config.write_mode = WriteMode::Merge;
+        let (mut census, owner, published) = shrinking(2);
+        let change = MergeCounts {
+            inserted: 1,
+            updated: 1,
+            moved_in: 0,
+            moved_out: 3,
+        };
+        census.counts.stale = 4;
+        if let Some(day) = census.dates.get_mut(&date("2024-03-01")) {
+            day.merge = Some(change);
+        }
+        // Merge mode never refuses a shrink: keys move between dates.
+        let plan = decide(census, owner, &config, &published, DecideOptions::default());
+        assert_eq!(plan.action, Action::Publish);
+        assert_eq!(plan.dates[0].merge, Some(change));
+        assert_eq!(plan.counts.stale, 4);
+    }
+}

@@ -146,6 +146,8 @@ impl Engine for LocalEngine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged> {
+        // Taken: the rows are freed once staged, not held until the next census.
+        let partitions = std::mem::take(&mut self.partitions);
         let mut staged = Staged::default();
         for date in plan
             .dates
@@ -153,7 +155,7 @@ impl Engine for LocalEngine {
             .filter(|d| d.rows > 0)
             .map(|d| d.event_date)
         {
-            let Some(rows) = self.partitions.get(&date) else {
+            let Some(rows) = partitions.get(&date) else {
                 return Err(crate::Error::internal(format!(
                     "the local engine holds no rows for {date}: stage follows a census of the same input"
                 )));
@@ -167,28 +169,30 @@ impl Engine for LocalEngine {
             atomic::sync_dir(&folder)?;
         }
         if config.write_mode == WriteMode::Merge {
-            staged.keys = Some(self.keys(config, plan));
+            staged.keys = Some(keys_by_date(&partitions, config, plan));
         }
         Ok(staged)
     }
 }
 
-impl LocalEngine {
-    /// Merge mode: the keys each date of `plan` holds after the run, for `keys.json`.
-    fn keys(&self, config: &Config, plan: &Plan) -> BTreeMap<Date, Vec<Value>> {
-        plan.dates
-            .iter()
-            .filter_map(|d| {
-                self.partitions
-                    .get(&d.event_date)
-                    .map(|rows| (d.event_date, rows))
-            })
-            .map(|(date, rows)| {
-                let keys = (0..rows.len()).map(|i| rows.value(i, config.schema.key));
-                (date, keys.collect())
-            })
-            .collect()
-    }
+/// Merge mode: the keys each date of `plan` holds after the run, for `keys.json`.
+fn keys_by_date(
+    partitions: &BTreeMap<Date, RowSet>,
+    config: &Config,
+    plan: &Plan,
+) -> BTreeMap<Date, Vec<Value>> {
+    plan.dates
+        .iter()
+        .filter_map(|d| {
+            partitions
+                .get(&d.event_date)
+                .map(|rows| (d.event_date, rows))
+        })
+        .map(|(date, rows)| {
+            let keys = (0..rows.len()).map(|i| rows.value(i, config.schema.key));
+            (date, keys.collect())
+        })
+        .collect()
 }
 
 /// Reads `input` (its SHA-256, every line classified and tallied) into a summary. A file
