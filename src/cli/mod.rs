@@ -102,10 +102,10 @@ pub enum Command {
 /// `--engine` and `--remote`: the config's `[engine]`, overridden for one command.
 #[derive(clap::Args, Debug, Default)]
 pub struct EngineArgs {
-    /// The engine that does the row work (overrides [engine] kind).
+    /// The engine that does the row work (overrides the config's engine kind).
     #[arg(long, value_name = "KIND", value_parser = ["local", "spark"])]
     pub engine: Option<String>,
-    /// The Spark Connect server, sc://host:15002 (overrides [engine] remote).
+    /// The Spark Connect server, sc://host:15002 (overrides the config's engine remote).
     #[arg(long, value_name = "URL")]
     pub remote: Option<String>,
 }

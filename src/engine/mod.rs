@@ -3,6 +3,9 @@
 //! writes the winners of each date the plan publishes into a staging folder. Deciding
 //! stays in `plan/`; the lock, quarantine, swap, trash, manifest and checkpoint stay in
 //! `land/`, the same for every engine.
+//!
+//! [`open`] gives the engine the config names: [`local::LocalEngine`] on this machine, or
+//! (cargo feature `spark`) `spark::SparkEngine` through Spark Connect.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +18,7 @@ use crate::plan::{Census, Manifest, Plan};
 
 pub mod local;
 #[cfg(feature = "spark")]
-// rustfmt resolves a module whatever its cfg: skipped until `src/engine/spark/` exists.
+// rustfmt resolves a module whatever its cfg, and this one's files come with the feature.
 #[rustfmt::skip]
 pub mod spark;
 

@@ -1,5 +1,5 @@
 //! [`Batch`]: one chunk of lines classified by a worker thread, ready for the
-//! [`Tally`](super::Tally). Accepted records are encoded ([`row`]) into one buffer with
+//! [`Tally`](crate::engine::local::Tally). Accepted records are encoded ([`row`]) into one buffer with
 //! the hashes the tally compares, so the hot path allocates per chunk, not per line, and
 //! the merging threads only compare.
 
@@ -10,7 +10,7 @@ use super::rank::{Packed, Precedence};
 use crate::contract::{LineBytes, Outcome, Schema, classify, fast, row};
 
 /// One classified chunk of lines, built by a worker thread ([`Batch::classify`]) and
-/// merged in line order by [`Tally::push_batch`](super::Tally::push_batch).
+/// merged in line order by [`Tally::push_batch`](crate::engine::local::Tally::push_batch).
 #[derive(Debug, Default)]
 pub struct Batch {
     pub(crate) lines: u64,
@@ -50,7 +50,7 @@ pub struct EventFacts<'b> {
     pub line: u64,
     pub precedence: Packed,
     /// The event id's hash and the record's fingerprint, for an
-    /// [`EventLog`](super::EventLog).
+    /// [`EventLog`](crate::engine::local::EventLog).
     pub id: u128,
     pub fingerprint: u64,
     /// The encoded key field ([`row`]) and its hash.
