@@ -57,7 +57,8 @@ listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Process $1 still runs: one of its threads is not a zombie (a JVM's main thread can end
 # first, leaving the others shutting down).
-alive() { grep -h '^State:' /proc/"$1"/task/*/status 2>/dev/null | grep -qv 'Z (zombie)'; }
+# (One awk, no pipe: under pipefail a `grep -q` closing a pipe early fails the pipeline.)
+alive() { awk '/^State:/ && $2 != "Z" { found = 1 } END { exit !found }' /proc/"$1"/task/*/status 2>/dev/null; }
 
 # The pid this script recorded for $port, if that process is still this port's server
 # (a pid the kernel reused for something else is never signalled).
@@ -66,8 +67,9 @@ own_pid() {
   local pid
   pid="$(<"$pid_file")"
   [[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "SparkConnectServer" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "spark.connect.grpc.binding.port=$port " || return 1
+  local cmdline
+  cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  [[ $cmdline == *SparkConnectServer* && $cmdline == *"spark.connect.grpc.binding.port=$port "* ]] || return 1
   echo "$pid"
 }
 
