@@ -56,6 +56,15 @@ pub enum Error {
     #[error("cancelled; nothing was written")]
     Cancelled,
 
+    /// The engine that does the row work failed or could not be reached (a Spark
+    /// Connect server's error, a lost connection). Nothing published changed: the swap
+    /// runs only after staging succeeds, and a failed stage removes what it wrote.
+    #[error(
+        "engine {remote}: {detail}; nothing published changed. Check that the server is up \
+         and reachable (and its log for the failed job), then rerun"
+    )]
+    Engine { remote: String, detail: String },
+
     /// Wharf itself failed (a thread panicked, a schema or record it builds did not
     /// encode): not the input's fault nor the disk's, so the message asks for a report.
     #[error(
@@ -91,6 +100,7 @@ impl Error {
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::Cancelled
+            | Error::Engine { .. }
             | Error::Internal(_) => exit::ERROR,
         }
     }
@@ -145,6 +155,13 @@ mod tests {
             ),
             (Error::Busy { path }, 4),
             (Error::Cancelled, 1),
+            (
+                Error::Engine {
+                    remote: "spark sc://h:15002".into(),
+                    detail: "d".into(),
+                },
+                1,
+            ),
             (Error::internal("the reader thread panicked"), 1),
         ];
         for (error, code) in cases {

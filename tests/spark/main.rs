@@ -1,5 +1,8 @@
 //! The Spark suite: the Spark engine against a Spark Connect server
 //! (`WHARF_SPARK_REMOTE`, default `sc://127.0.0.1:15002`; `tests/spark/server.sh start`).
+//! For the contract's fixtures its census equals the local engine's plan (counts,
+//! findings, dates) and the rows it stages equal the local engine's, file by file, read
+//! back with the local reader; a server lost mid-run leaves the lake as it was.
 
 // Test helpers outside #[test] functions unwrap too.
 #![allow(clippy::unwrap_used)]
@@ -7,4 +10,35 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod engines;
 mod outage;
+mod parity;
+mod splits;
+
+use wharf::engine::Engine;
+use wharf::engine::spark::SparkEngine;
+
+#[test]
+fn the_engine_connects_and_reads_its_settings_back() {
+    let _server = engines::server();
+    let engine = SparkEngine::connect(&engines::remote()).unwrap();
+    assert_eq!(engine.describe(), format!("spark {}", engines::remote()));
+    let settings = engine.settings();
+    assert_eq!(settings["spark.sql.session.timeZone"], "UTC");
+    assert_eq!(settings["spark.sql.ansi.enabled"], "true");
+    assert_eq!(
+        settings["spark.sql.parquet.outputTimestampType"],
+        "TIMESTAMP_MICROS"
+    );
+}
+
+#[test]
+fn an_unreachable_server_is_an_engine_error_naming_it() {
+    let Err(error) = SparkEngine::connect("sc://127.0.0.1:1") else {
+        panic!("nothing listens on port 1");
+    };
+    let message = error.to_string();
+    assert!(message.contains("sc://127.0.0.1:1"), "{message}");
+    assert!(message.contains("rerun"), "{message}");
+    assert_eq!(error.exit_code(), 1);
+}

@@ -1,0 +1,165 @@
+//! The Spark engine's census: the driver pass, then (when it does not already refuse)
+//! the numbering, parsing, §2, §3 and §4 in Spark, and the aggregates back to the
+//! driver. Events never leave Spark; the winners stay cached there for the stage.
+//!
+//! A census refused by the driver pass (a breach, or more rejects than
+//! `max_rejected_lines`) starts no Spark job, so what only Spark counts is 0 in it:
+//! `retries`, `keys`, `ties_by_arrival` and the dates; `accepted` is the lines §1
+//! accepted, conflicts not yet told apart.
+
+use std::collections::BTreeMap;
+
+use spark_connect::DataFrame;
+
+use super::driver::{self, DriverPass};
+use super::events::{self, EVENTS, ident};
+use super::lines::{self, LINES};
+use super::session::{Session, date_at, int_at, str_at};
+use super::winners::{self, WINNERS};
+use crate::config::Config;
+use crate::contract::{Date, LineIssue, LineReason};
+use crate::engine::Progress;
+use crate::error::{Error, Result};
+use crate::input::Input;
+use crate::plan::{Census, Counts, DateCensus, LineFinding};
+
+/// Reads `input`: the census, and the cached winners when Spark ran.
+pub fn read(
+    session: &Session,
+    config: &Config,
+    input: &Input,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(Census, Option<DataFrame>)> {
+    let total = input.size;
+    let pass = driver::read(input, &config.schema, config.max_line_bytes, &mut |bytes| {
+        progress(Progress::Reading { bytes, total })
+    })?;
+    let mut census = driver_census(&pass);
+    if pass.has_breach() || pass.rejected > config.max_rejected_lines {
+        return Ok((census, None));
+    }
+    let path = std::fs::canonicalize(&input.path).map_err(|e| {
+        Error::io(
+            &input.path,
+            "resolve the input's path",
+            "check that the file is still in the inbox",
+            e,
+        )
+    })?;
+    lines::register(session, &path, pass.lines, &pass.rejected_lines())?;
+    let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
+    let outcome = resolve(session, config, &pass, &mut census).and_then(|()| {
+        let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
+        rank(session, &mut census)?;
+        Ok(winners)
+    });
+    // The winners are cached (or the census failed): the events are not needed again.
+    let _ = events.unpersist(false);
+    Ok((census, Some(outcome?)))
+}
+
+/// What the driver pass alone tells.
+fn driver_census(pass: &DriverPass) -> Census {
+    Census {
+        sha256: pass.sha256.clone(),
+        counts: Counts {
+            lines: pass.lines,
+            blank: pass.blank,
+            accepted: pass.accepted,
+            rejected: pass.rejected,
+            by_reason: pass.by_reason.clone(),
+            ..Counts::default()
+        },
+        findings: pass.findings.clone(),
+        dates: BTreeMap::new(),
+    }
+}
+
+/// `query` cached and registered as `view`.
+fn cached_view(session: &Session, query: &str, view: &str) -> Result<DataFrame> {
+    let frame = session
+        .frame(query, "cannot plan the landing's query")?
+        .cache()
+        .map_err(|e| session.error("cannot cache the landing's rows", &e))?;
+    frame
+        .create_or_replace_temp_view(view)
+        .map_err(|e| session.error("cannot register the landing's rows", &e))?;
+    Ok(frame)
+}
+
+/// §2's counts and conflict findings.
+fn resolve(
+    session: &Session,
+    config: &Config,
+    pass: &DriverPass,
+    census: &mut Census,
+) -> Result<()> {
+    let query = format!(
+        "SELECT count(*), count_if(__occurrence > 1 AND NOT __conflict), count_if(__conflict) FROM {EVENTS}"
+    );
+    let rows = session.rows(&query, "cannot count the events")?;
+    let row = rows
+        .first()
+        .ok_or_else(|| Error::internal("an aggregate of the events returned no row"))?;
+    let (parsed, retries, conflicts) = (int_at(row, 0)?, int_at(row, 1)?, int_at(row, 2)?);
+    let count = |n: i64| u64::try_from(n).map_err(Error::internal);
+    if count(parsed)? != pass.accepted {
+        return Err(Error::internal(format!(
+            "Spark parsed {parsed} accepted lines where the driver accepted {}",
+            pass.accepted
+        )));
+    }
+    census.counts.accepted = count(parsed - conflicts)?;
+    census.counts.retries = count(retries)?;
+    if conflicts > 0 {
+        let found = conflict_findings(session, config)?;
+        *census
+            .counts
+            .by_reason
+            .entry(LineReason::Conflict)
+            .or_default() += found.len() as u64;
+        census.findings.extend(found);
+        census.findings.sort_by_key(|f| f.line);
+    }
+    Ok(())
+}
+
+/// Every conflicting line: its number, event id and the first field that differs from
+/// the id's first line. Line numbers and ids only, never a value.
+fn conflict_findings(session: &Session, config: &Config) -> Result<Vec<LineFinding>> {
+    let event_id = ident(&config.schema.fields[config.schema.event_id].name);
+    let query = format!(
+        "SELECT __line, CAST({event_id} AS STRING), __conflict_field FROM {EVENTS} \
+         WHERE __conflict ORDER BY __line"
+    );
+    let rows = session.rows(&query, "cannot list the conflicting lines")?;
+    rows.iter()
+        .map(|row| {
+            Ok(LineFinding {
+                line: u64::try_from(int_at(row, 0)?).map_err(Error::internal)?,
+                breach: true,
+                issue: LineIssue {
+                    reason: LineReason::Conflict,
+                    field: str_at(row, 2)?,
+                    event_id: str_at(row, 1)?,
+                },
+            })
+        })
+        .collect()
+}
+
+/// §3 and §4's aggregates: keys, ties by arrival and rows per date.
+fn rank(session: &Session, census: &mut Census) -> Result<()> {
+    let query = format!(
+        "SELECT event_date, count(*), count_if(__tied) FROM {WINNERS} GROUP BY event_date ORDER BY event_date"
+    );
+    for row in session.rows(&query, "cannot count the winners per date")? {
+        let date = Date(date_at(&row, 0)?);
+        let rows = u64::try_from(int_at(&row, 1)?).map_err(Error::internal)?;
+        let ties = u64::try_from(int_at(&row, 2)?).map_err(Error::internal)?;
+        census.counts.keys += rows;
+        census.counts.ties_by_arrival += ties;
+        census.dates.insert(date, DateCensus { rows, merge: None });
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! Numbering: the input read by Spark as text, every line given its exact 1-based number
+//! and cleaned as §1 splits it, leaving the view [`LINES`] `(line BIGINT, value STRING)`
+//! of the lines the driver accepted.
+//!
+//! Spark splits a file into blocks read in parallel; within one block lines come in
+//! order. A line's number is its row number within its block (ordered by
+//! `monotonically_increasing_id()`, increasing within a task) plus the lines of every
+//! earlier block, which the driver learns from one small query (a row per block).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::session::{Session, int_at};
+use crate::error::{Error, Result};
+
+/// Every line as Spark read it: `value`, `block` (the byte its split starts at) and
+/// `mid` (its order within the block).
+pub const RAW: &str = "wharf_raw_lines";
+/// The accepted lines, numbered and cleaned: `line`, `value`.
+pub const LINES: &str = "wharf_lines";
+
+/// Rejected lines up to this many are dropped with `NOT IN`; more with a broadcast
+/// anti-join on an inline table of their numbers.
+const IN_LIST_MAX: usize = 1000;
+
+/// Registers [`LINES`] over the file at `path`: every line numbered, the BOM and one
+/// trailing `\r` stripped, the `rejected` lines (ascending) and blank lines dropped.
+/// `lines` is the driver's count; Spark must read as many, or the file changed.
+pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) -> Result<()> {
+    let location = path.to_str().ok_or_else(|| Error::Input {
+        path: path.to_owned(),
+        message: "the Spark engine needs a UTF-8 path; rename the file".into(),
+    })?;
+    let raw = session
+        .spark()
+        .read()
+        .format("text")
+        .option("lineSep", "\n")
+        .load(Some(location))
+        .select_expr(vec![
+            "value",
+            "input_file_block_start() AS block",
+            "monotonically_increasing_id() AS mid",
+        ]);
+    raw.create_or_replace_temp_view(RAW)
+        .map_err(|e| session.error("cannot register the input's lines", &e))?;
+    let starts = block_starts(session)?;
+    let counted = starts.last().map_or(0, |&(_, start, n)| start + n);
+    if counted != lines {
+        return Err(Error::Input {
+            path: path.to_owned(),
+            message: format!(
+                "the driver read {lines} lines but Spark read {counted}: the file changed \
+                 while it was read, or the server sees another file at this path; make sure \
+                 the inbox is the same file system for both, then rerun"
+            ),
+        });
+    }
+    let query = numbered_query(&starts, rejected);
+    session
+        .frame(&query, "cannot number the input's lines")?
+        .create_or_replace_temp_view(LINES)
+        .map_err(|e| session.error("cannot register the numbered lines", &e))
+}
+
+/// `(block, lines before it, lines in it)` for every block, in file order.
+fn block_starts(session: &Session) -> Result<Vec<(i64, u64, u64)>> {
+    let query = format!("SELECT block, count(*) FROM {RAW} GROUP BY block ORDER BY block");
+    let mut before = 0u64;
+    let mut starts = Vec::new();
+    for row in session.rows(&query, "cannot count the input's lines per block")? {
+        let (block, n) = (int_at(&row, 0)?, int_at(&row, 1)?);
+        let n = u64::try_from(n).map_err(Error::internal)?;
+        starts.push((block, before, n));
+        before += n;
+    }
+    Ok(starts)
+}
+
+/// The query of [`LINES`].
+fn numbered_query(starts: &[(i64, u64, u64)], rejected: &[u64]) -> String {
+    let mut offsets = String::new();
+    for (i, (block, before, _)) in starts.iter().enumerate() {
+        let comma = if i == 0 { "" } else { ", " };
+        let _ = write!(offsets, "{comma}({block}L, {before}L)");
+    }
+    if offsets.is_empty() {
+        offsets.push_str("(0L, 0L)");
+    }
+    let numbered = format!(
+        "SELECT /*+ BROADCAST(o) */ o.lines_before + row_number() OVER (PARTITION BY r.block ORDER BY r.mid) AS line, r.value \
+         FROM {RAW} r JOIN (VALUES {offsets}) AS o(blk, lines_before) ON r.block = o.blk"
+    );
+    // §1: the byte-order mark only at the very start, then one trailing `\r`.
+    let cleaned = format!(
+        "SELECT line, CASE WHEN endswith(v, '\\r') THEN substr(v, 1, length(v) - 1) ELSE v END AS value \
+         FROM (SELECT line, CASE WHEN line = 1 AND startswith(value, '\\uFEFF') THEN substr(value, 2) ELSE value END AS v \
+         FROM ({numbered}))"
+    );
+    let (join, keep) = drop_rejected(rejected);
+    format!(
+        "SELECT {keep}c.line, c.value FROM ({cleaned}) c {join} \
+         WHERE trim(BOTH ' \\t\\r' FROM c.value) <> ''{}",
+        in_list(rejected)
+    )
+}
+
+/// The join (and its hint) that drops many rejected lines, or nothing for few.
+fn drop_rejected(rejected: &[u64]) -> (String, &'static str) {
+    if rejected.len() <= IN_LIST_MAX {
+        return (String::new(), "");
+    }
+    let values: Vec<String> = rejected.iter().map(|n| format!("({n}L)")).collect();
+    (
+        format!(
+            "LEFT ANTI JOIN (VALUES {}) AS x(line) ON c.line = x.line",
+            values.join(", ")
+        ),
+        "/*+ BROADCAST(x) */ ",
+    )
+}
+
+/// ` AND c.line NOT IN (…)` for few rejected lines, else nothing.
+fn in_list(rejected: &[u64]) -> String {
+    if rejected.is_empty() || rejected.len() > IN_LIST_MAX {
+        return String::new();
+    }
+    let numbers: Vec<String> = rejected.iter().map(u64::to_string).collect();
+    format!(" AND c.line NOT IN ({})", numbers.join(", "))
+}

@@ -1,0 +1,185 @@
+//! [`Session`]: one Spark Connect session for one engine, the settings Wharf needs set on
+//! it, and every Spark error turned into an [`Error::Engine`] naming the remote.
+//!
+//! Spark's messages can quote the data they failed on (a cast's input, a parse's line),
+//! so an error keeps only its condition and SQL state when it has them; only errors
+//! without one (a refused connection, a lost stream) keep their message, which then
+//! holds no row data.
+
+use std::collections::BTreeMap;
+
+use spark_connect::row::{Row, Value};
+use spark_connect::{DataFrame, SparkError, SparkSession};
+
+use crate::error::{Error, Result};
+
+/// Session settings a landing relies on, set on connect and read back for the run log:
+/// UTC dates and times, ANSI arithmetic and casts (an overflow fails, never wraps), and
+/// microsecond timestamps in the written Parquet.
+pub const SETTINGS: [(&str, &str); 3] = [
+    ("spark.sql.session.timeZone", "UTC"),
+    ("spark.sql.ansi.enabled", "true"),
+    ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),
+];
+
+/// Characters of a connection error's message kept in an [`Error::Engine`].
+const MESSAGE_CHARS: usize = 300;
+
+/// A connected session and the name of the server it talks to.
+pub struct Session {
+    spark: SparkSession,
+    /// `spark sc://host:port`: the remote without a token or other parameters.
+    describe: String,
+}
+
+impl Session {
+    /// Connects to `remote` (`sc://host:port[/;token=…]`) and sets [`SETTINGS`].
+    pub fn connect(remote: &str) -> Result<Session> {
+        let describe = format!("spark {}", strip_parameters(remote));
+        let fail = |e: SparkError| engine_error(&describe, "cannot connect", &e);
+        let spark = SparkSession::builder()
+            .remote(remote)
+            .get_or_create()
+            .map_err(fail)?;
+        let session = Session { spark, describe };
+        for (key, value) in SETTINGS {
+            session.set(key, value)?;
+        }
+        Ok(session)
+    }
+
+    /// What the console and the run log call the engine.
+    pub fn describe(&self) -> &str {
+        &self.describe
+    }
+
+    /// The Spark Connect session itself, for the engine's other modules.
+    pub fn spark(&self) -> &SparkSession {
+        &self.spark
+    }
+
+    /// Sets one session setting.
+    pub fn set(&self, key: &str, value: &str) -> Result<()> {
+        self.spark
+            .conf()
+            .set(key, value)
+            .map_err(|e| self.error("cannot set a session setting", &e))
+    }
+
+    /// The resolved value of every setting in [`SETTINGS`], as the server reports it.
+    pub fn settings(&self) -> Result<BTreeMap<String, String>> {
+        let mut resolved = BTreeMap::new();
+        for (key, _) in SETTINGS {
+            let value = self
+                .spark
+                .conf()
+                .get(key)
+                .map_err(|e| self.error("cannot read a session setting", &e))?;
+            resolved.insert(key.to_owned(), value.unwrap_or_default());
+        }
+        Ok(resolved)
+    }
+
+    /// The rows of `query`, which must be small (aggregates, line numbers).
+    pub fn rows(&self, query: &str, doing: &'static str) -> Result<Vec<Row>> {
+        self.frame(query, doing)?
+            .collect()
+            .map_err(|e| self.error(doing, &e))
+    }
+
+    /// `query` as a DataFrame, not yet run.
+    pub fn frame(&self, query: &str, doing: &'static str) -> Result<DataFrame> {
+        self.spark.sql(query).map_err(|e| self.error(doing, &e))
+    }
+
+    /// `e`, met while `doing`, as an [`Error::Engine`].
+    pub fn error(&self, doing: &str, e: &SparkError) -> Error {
+        engine_error(&self.describe, doing, e)
+    }
+}
+
+/// `e` as an [`Error::Engine`] for `describe`, without any message that may quote data.
+pub fn engine_error(describe: &str, doing: &str, e: &SparkError) -> Error {
+    let detail = match e.get_condition() {
+        Some(condition) => match e.get_sql_state() {
+            Some(state) => format!("{doing}: Spark failed with {condition} (SQLSTATE {state})"),
+            None => format!("{doing}: Spark failed with {condition}"),
+        },
+        None => {
+            let message: String = e
+                .message()
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .take(MESSAGE_CHARS)
+                .collect();
+            format!("{doing}: {message}")
+        }
+    };
+    Error::Engine {
+        remote: describe.to_owned(),
+        detail,
+    }
+}
+
+/// `sc://host:port` of a remote, without its path and `;key=value` parameters (a token
+/// must never reach a log).
+pub fn strip_parameters(remote: &str) -> &str {
+    let after_scheme = remote.find("://").map_or(0, |i| i + 3);
+    let end = remote[after_scheme..]
+        .find(['/', ';', '?'])
+        .map_or(remote.len(), |i| after_scheme + i);
+    &remote[..end]
+}
+
+/// Column `index` of `row` as an integer (counts, line numbers), or an internal error.
+pub fn int_at(row: &Row, index: usize) -> Result<i64> {
+    match row.get(index) {
+        Some(value) => value.as_i64().ok_or_else(|| unexpected(value)),
+        None => Err(Error::internal("a Spark result row is shorter than queried")),
+    }
+}
+
+/// Column `index` of `row` as an optional string.
+pub fn str_at(row: &Row, index: usize) -> Result<Option<String>> {
+    match row.get(index) {
+        Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(value) => Err(unexpected(value)),
+        None => Err(Error::internal("a Spark result row is shorter than queried")),
+    }
+}
+
+/// Column `index` of `row` as a date's day number.
+pub fn date_at(row: &Row, index: usize) -> Result<i32> {
+    match row.get(index) {
+        Some(Value::Date(days)) => Ok(*days),
+        Some(value) => Err(unexpected(value)),
+        None => Err(Error::internal("a Spark result row is shorter than queried")),
+    }
+}
+
+fn unexpected(value: &Value) -> Error {
+    let kind = match value {
+        Value::Null => "null",
+        Value::String(_) => "string",
+        Value::Date(_) => "date",
+        Value::Timestamp(_) => "timestamp",
+        _ => "other",
+    };
+    Error::internal(format!("a Spark result column holds a {kind} where the query made another type"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_is_described_without_its_token() {
+        assert_eq!(strip_parameters("sc://h:15002"), "sc://h:15002");
+        assert_eq!(
+            strip_parameters("sc://h:15002/;token=secret;use_ssl=true"),
+            "sc://h:15002"
+        );
+        assert_eq!(strip_parameters("sc://h:15002;token=secret"), "sc://h:15002");
+    }
+}

@@ -1,0 +1,181 @@
+//! The Spark engine's stage: the cached [`WINNERS`] of the plan's dates written by Spark
+//! into a hidden folder of the staging area, then moved by the driver into the
+//! contract's layout: `staging/event_date=D/part-NNNNN.parquet`, rows sorted by key and
+//! split into `files_per_date` files exactly as `parquet_files::write_partition` splits
+//! them, every file and folder fsynced. Anything else Spark leaves (`_SUCCESS`, `.crc`)
+//! goes with the hidden folder. A failed stage removes what it wrote.
+//!
+//! Spark writes one file per (date, file index) group: the rows are distributed by the
+//! group, so each lands whole in one task, and sorted by it then the key, so the writer
+//! keeps the key order.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use super::events::ident;
+use super::session::Session;
+use super::winners::WINNERS;
+use crate::config::Config;
+use crate::contract::Date;
+use crate::engine::{Progress, Staged};
+use crate::error::{Error, Result};
+
+/// Where Spark writes inside the staging folder: a name hive readers ignore.
+const SPARK_OUTPUT: &str = ".wharf-spark-output";
+
+/// Writes the winners of `dates` (each with its row count) into `staging`.
+pub fn stage(
+    session: &Session,
+    config: &Config,
+    dates: &BTreeMap<Date, u64>,
+    staging: &Path,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Staged> {
+    let output = staging.join(SPARK_OUTPUT);
+    let result = write_and_place(session, config, dates, staging, &output, progress);
+    let cleaned = remove(&output);
+    if result.is_err() {
+        for date in dates.keys() {
+            let _ = remove(&staging.join(format!("event_date={date}")));
+        }
+    }
+    let staged = result?;
+    cleaned?;
+    Ok(staged)
+}
+
+fn write_and_place(
+    session: &Session,
+    config: &Config,
+    dates: &BTreeMap<Date, u64>,
+    staging: &Path,
+    output: &Path,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Staged> {
+    if dates.is_empty() {
+        return Ok(Staged::default());
+    }
+    for date in dates.keys() {
+        if !progress(Progress::Staging { date: *date }) {
+            return Err(Error::Cancelled);
+        }
+    }
+    let location = output.to_str().ok_or_else(|| Error::Input {
+        path: output.to_owned(),
+        message: "the Spark engine needs a UTF-8 staging path; move the publish root".into(),
+    })?;
+    remove(output)?;
+    session
+        .frame(&query(config, dates), "cannot plan the write")?
+        .write()
+        .mode("errorifexists")
+        .partition_by(["event_date", "__file"])
+        .parquet(location)
+        .map_err(|e| session.error("cannot write the staged partitions", &e))?;
+    let mut staged = Staged::default();
+    for (date, rows) in dates {
+        let files = place(output, staging, *date, files_of(config.files_per_date, *rows))?;
+        staged.files.insert(*date, files);
+    }
+    sync_dir(staging)?;
+    Ok(staged)
+}
+
+/// The files a date of `rows` rows is written as, and the rows in each but the last
+/// (`parquet_files::write_partition`'s split).
+fn files_of(files_per_date: usize, rows: u64) -> (u64, u64) {
+    let files = (files_per_date as u64).clamp(1, rows.max(1));
+    let per_file = rows.div_ceil(files).max(1);
+    (rows.div_ceil(per_file).max(1), per_file)
+}
+
+/// The write's query: the declared fields in order, `event_date` and `__file` (the
+/// file index by key order) as partition columns.
+fn query(config: &Config, dates: &BTreeMap<Date, u64>) -> String {
+    let schema = &config.schema;
+    let key = ident(&schema.fields[schema.key].name);
+    let fields: Vec<String> = schema.fields.iter().map(|f| ident(&f.name)).collect();
+    let per_file: Vec<String> = dates
+        .iter()
+        .map(|(date, rows)| {
+            let (_, per_file) = files_of(config.files_per_date, *rows);
+            format!("WHEN DATE'{date}' THEN {per_file}")
+        })
+        .collect();
+    let listed: Vec<String> = dates.keys().map(|d| format!("DATE'{d}'")).collect();
+    format!(
+        "SELECT {fields}, event_date, CAST((__k - 1) div (CASE event_date {per_file} END) AS INT) AS __file \
+         FROM (SELECT *, row_number() OVER (PARTITION BY event_date ORDER BY {key}) AS __k \
+         FROM {WINNERS} WHERE event_date IN ({listed})) \
+         DISTRIBUTE BY event_date, __file SORT BY event_date, __file, {key}",
+        fields = fields.join(", "),
+        per_file = per_file.join(" "),
+        listed = listed.join(", "),
+    )
+}
+
+/// Moves date `date`'s Spark files into `staging/event_date=D/part-NNNNN.parquet`;
+/// returns how many.
+fn place(output: &Path, staging: &Path, date: Date, (files, _): (u64, u64)) -> Result<u64> {
+    let folder = staging.join(format!("event_date={date}"));
+    fs::create_dir_all(&folder).map_err(|e| io(&folder, "create the staged date", e))?;
+    for index in 0..files {
+        let written = output
+            .join(format!("event_date={date}"))
+            .join(format!("__file={index}"));
+        let parts = parquet_files_in(&written)?;
+        let [part] = parts.as_slice() else {
+            return Err(Error::internal(format!(
+                "Spark wrote {} files for file {index} of {date}, one expected",
+                parts.len()
+            )));
+        };
+        let target = folder.join(format!("part-{index:05}.parquet"));
+        fs::rename(part, &target).map_err(|e| io(&target, "move a staged file into place", e))?;
+        File::open(&target)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| io(&target, "fsync a staged file", e))?;
+    }
+    sync_dir(&folder)?;
+    Ok(files)
+}
+
+/// The Parquet files Spark wrote in `folder` (not its hidden `.crc` companions).
+fn parquet_files_in(folder: &Path) -> Result<Vec<PathBuf>> {
+    let entries = fs::read_dir(folder).map_err(|e| io(folder, "list what Spark wrote", e))?;
+    let mut parts = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| io(folder, "list what Spark wrote", e))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+        if name.ends_with(".parquet") && !name.starts_with(['.', '_']) {
+            parts.push(path);
+        }
+    }
+    Ok(parts)
+}
+
+fn sync_dir(folder: &Path) -> Result<()> {
+    File::open(folder)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io(folder, "fsync the folder", e))
+}
+
+/// Removes `path` and everything in it; absent is fine.
+fn remove(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(io(path, "remove what the stage wrote", e))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn io(path: &Path, action: &'static str, e: std::io::Error) -> Error {
+    Error::io(
+        path,
+        action,
+        "check that the staging folder is on a file system Wharf and the Spark executors share, and writable",
+        e,
+    )
+}

@@ -1,0 +1,104 @@
+//! Both engines over one product: the local engine's plan and rows (today through
+//! `land::plan_input`, the one place to change when the local engine becomes an
+//! `Engine`), and the Spark engine's census and staged rows, read back with the local
+//! reader.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use wharf::config::Config;
+use wharf::contract::{Date, Record};
+use wharf::engine::Engine;
+use wharf::engine::spark::SparkEngine;
+use wharf::land::parquet_files;
+use wharf::plan::{Census, DecideOptions, Manifest, Plan};
+
+/// The Spark Connect server the suite runs against.
+pub fn remote() -> String {
+    std::env::var("WHARF_SPARK_REMOTE").unwrap_or_else(|_| "sc://127.0.0.1:15002".into())
+}
+
+/// One test at a time talks to the server: a `local[2]` server runs one job well, and
+/// a test that changes a session setting must not race another's census.
+static SERVER: Mutex<()> = Mutex::new(());
+
+pub fn server() -> MutexGuard<'static, ()> {
+    SERVER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn config(product: &Path) -> Config {
+    Config::load(&product.join("wharf.toml")).unwrap()
+}
+
+/// The local engine's plan of `input`.
+pub fn local_plan(config: &Config, input: &Path) -> Plan {
+    wharf::land::plan_input(config, input, DecideOptions::default(), &mut |_| true).unwrap()
+}
+
+/// The local engine's rows of each date, written by its Parquet writer into `folder`
+/// and read back, file by file.
+pub fn local_rows(config: &Config, plan: &Plan, folder: &Path) -> Vec<(Date, Vec<Vec<Record>>)> {
+    plan.partitions
+        .iter()
+        .map(|(date, rows)| {
+            let dir = folder.join(format!("event_date={date}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let paths = parquet_files::write_partition(
+                &dir,
+                &config.schema,
+                rows,
+                config.files_per_date,
+            )
+            .unwrap();
+            (*date, read_files(config, &paths))
+        })
+        .collect()
+}
+
+/// The Spark engine's census of `input`.
+pub fn spark_census(engine: &mut SparkEngine, config: &Config, input: &Path) -> Census {
+    let input = wharf::input::open(input).unwrap();
+    engine
+        .census(config, &input, &Manifest::default(), &mut |_| true)
+        .unwrap()
+}
+
+/// What the Spark engine staged for `plan` into `staging`, read back file by file.
+pub fn spark_rows(
+    engine: &mut SparkEngine,
+    config: &Config,
+    plan: &Plan,
+    staging: &Path,
+) -> Vec<(Date, Vec<Vec<Record>>)> {
+    let staged = engine.stage(config, plan, staging, &mut |_| true).unwrap();
+    staged
+        .files
+        .keys()
+        .map(|date| {
+            let dir = staging.join(format!("event_date={date}"));
+            (*date, read_files(config, &parquet_files::parquet_paths(&dir).unwrap()))
+        })
+        .collect()
+}
+
+fn read_files(config: &Config, paths: &[PathBuf]) -> Vec<Vec<Record>> {
+    paths
+        .iter()
+        .map(|path| {
+            // The reader reads a folder: each file alone in one.
+            let one = tempfile::tempdir().unwrap();
+            std::fs::copy(path, one.path().join("part.parquet")).unwrap();
+            parquet_files::read_partition(one.path(), &config.schema).unwrap()
+        })
+        .collect()
+}
+
+/// The census's counts, findings and dates against the plan's.
+pub fn assert_census_matches(census: &Census, plan: &Plan, what: &str) {
+    assert_eq!(census.sha256, plan.input_sha256, "{what}: sha256");
+    assert_eq!(census.counts, plan.counts, "{what}: counts");
+    assert_eq!(census.findings, plan.findings, "{what}: findings");
+    let dates: Vec<(Date, u64)> = census.dates.iter().map(|(d, c)| (*d, c.rows)).collect();
+    let want: Vec<(Date, u64)> = plan.dates.iter().map(|d| (d.event_date, d.rows)).collect();
+    assert_eq!(dates, want, "{what}: dates");
+}

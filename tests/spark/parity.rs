@@ -1,0 +1,210 @@
+//! Parity on the contract's fixtures: classification (§1), retries and conflicts (§2),
+//! ranking across offsets, nanoseconds and ties (§3), dates (§4) and the refusals the
+//! driver decides alone.
+
+use wharf::engine::spark::SparkEngine;
+use wharf::plan::Action;
+
+use crate::engines::{self, assert_census_matches};
+use crate::kit::{Product, event, event_seq};
+
+/// Lands `lines` with both engines and compares census and rows.
+fn both_engines_agree(settings: &str, lines: &[&str]) {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    both_engines_agree_on(settings, text.as_bytes());
+}
+
+fn both_engines_agree_on(settings: &str, bytes: &[u8]) {
+    let _server = engines::server();
+    let product = Product::with_settings(settings);
+    let input = product.input_bytes("orders.jsonl", bytes);
+    let config = engines::config(product.path());
+    let plan = engines::local_plan(&config, &input);
+    let mut engine = SparkEngine::connect(&engines::remote()).unwrap();
+    let census = engines::spark_census(&mut engine, &config, &input);
+    let refused_by_driver = plan.findings.iter().any(|f| {
+        f.breach && f.issue.reason != wharf::contract::LineReason::Conflict
+    }) || plan.counts.rejected > config.max_rejected_lines;
+    if refused_by_driver {
+        // No Spark job ran: what only Spark counts is 0.
+        assert_eq!(census.counts.lines, plan.counts.lines);
+        assert_eq!(census.counts.blank, plan.counts.blank);
+        assert_eq!(census.counts.rejected, plan.counts.rejected);
+        assert_eq!(census.counts.by_reason, plan.counts.by_reason);
+        assert_eq!(census.findings, plan.findings);
+        assert_eq!(census.sha256, plan.input_sha256);
+        assert!(census.dates.is_empty());
+        return;
+    }
+    assert_census_matches(&census, &plan, "census");
+    if plan.action == Action::Publish {
+        let local = engines::local_rows(&config, &plan, &product.path().join("local"));
+        let staging = product.path().join("lake/.staging");
+        let spark = engines::spark_rows(&mut engine, &config, &plan, &staging);
+        assert_eq!(spark, local, "staged rows, file by file");
+        let left: Vec<String> = std::fs::read_dir(&staging)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut want: Vec<String> = plan
+            .dates
+            .iter()
+            .map(|d| format!("event_date={}", d.event_date))
+            .collect();
+        let mut left = left;
+        left.sort();
+        want.sort();
+        assert_eq!(left, want, "only the dates' folders stay in staging");
+    }
+}
+
+#[test]
+fn the_reference_example() {
+    both_engines_agree(
+        "",
+        &[
+            &event("e1", 101, "PENDING", "2024-03-01T10:00:00Z"),
+            &event("e2", 102, "PAID", "2024-03-01T10:05:00Z"),
+            &event("e3", 101, "PAID", "2024-03-01T10:15:00Z"),
+            &event("e4", 103, "PENDING", "2024-03-01T10:20:00Z"),
+            &event("e5", 102, "SHIPPED", "2024-03-01T11:00:00Z"),
+        ],
+    );
+}
+
+#[test]
+fn every_reject_reason_blank_lines_bom_and_carriage_returns() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(event("e1", 1, "A", "2024-03-01T10:00:00Z").as_bytes());
+    bytes.extend_from_slice(b"\r\n\n   \n\t\r\n");
+    for line in [
+        r#"{"event_id":"e2","order_id":2,"status":"A","updated_at":"2024-03-01T10:00:00Z""#,
+        r#"[1,2]"#,
+        r#"{"event_id":"e3","event_id":"e3","order_id":3,"status":"A","updated_at":"2024-03-01T10:00:00Z"}"#,
+        r#"{"event_id":"e4","order_id":4,"updated_at":"2024-03-01T10:00:00Z"}"#,
+        r#"{"event_id":"e5","order_id":"5","status":"A","updated_at":"2024-03-01T10:00:00Z"}"#,
+        r#"{"event_id":"e6","order_id":6,"status":"A","updated_at":"2024-03-01 10:00:00"}"#,
+        r#"{"event_id":"e7","order_id":7,"status":"A","updated_at":"2024-02-30T10:00:00Z"}"#,
+        r#"{"event_id":"e8","order_id":8,"status":"A","updated_at":"2024-03-01T10:00:60Z"}"#,
+        r#"{"event_id":"e9","order_id":9,"status":"A","updated_at":"2024-03-01T10:00:00Z","seq":1.0}"#,
+    ] {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.extend_from_slice(b"\r\n");
+    }
+    bytes.extend_from_slice(b"{\"event_id\":\"e10\",\"status\":\"\xFF\"}\n");
+    bytes.extend_from_slice(event("e11", 11, "B", "2024-03-01T11:00:00Z").as_bytes());
+    bytes.extend_from_slice(b"\r");
+    both_engines_agree_on("", &bytes);
+}
+
+#[test]
+fn too_long_lines_and_unknown_fields_rejected() {
+    let long = format!(
+        r#"{{"event_id":"e2","order_id":2,"status":"{}","updated_at":"2024-03-01T10:00:00Z"}}"#,
+        "x".repeat(300)
+    );
+    both_engines_agree(
+        "max_line_bytes = 200\nunknown_fields = \"reject\"",
+        &[
+            &event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+            &long,
+            r#"{"event_id":"e3","order_id":3,"status":"A","updated_at":"2024-03-01T10:00:00Z","color":"red"}"#,
+            &event("e4", 4, "B", "2024-03-01T10:30:00Z"),
+        ],
+    );
+}
+
+#[test]
+fn instants_across_offsets_nanoseconds_leap_days_and_leap_seconds() {
+    both_engines_agree(
+        "max_dates = 10",
+        &[
+            // 10:15+05:30 is 04:45Z: older than 05:00Z.
+            &event("a1", 1, "LATE_TEXT", "2024-03-01T10:15:00+05:30"),
+            &event("a2", 1, "NEWER", "2024-03-01T05:00:00Z"),
+            // Nanoseconds decide; digits past the ninth are truncated, so b2 ties b3.
+            &event("b1", 2, "OLD", "2024-02-29T12:00:00.123456788Z"),
+            &event("b2", 2, "TIED_EARLY", "2024-02-29T12:00:00.1234567891Z"),
+            &event("b3", 2, "TIED_LATE", "2024-02-29T12:00:00.123456789z"),
+            // A leap second counts as 23:59:59.999999999 of its UTC day.
+            &event("c1", 3, "LEAP", "2016-12-31T23:59:60Z"),
+            &event("c2", 3, "BEFORE", "2016-12-31T23:59:59.999999998Z"),
+            &event("c3", 4, "LEAP_OFFSET", "2017-01-01T01:29:60+01:30"),
+            // Before the epoch, and a local date that is the next UTC day.
+            &event("d1", 5, "PRE_EPOCH", "1969-12-31T23:59:59.5Z"),
+            &event("d2", 6, "NEXT_UTC_DAY", "2024-02-29T23:30:00-02:00"),
+            &event("d3", 7, "SPACE", "2024-02-29 08:00:00.5+00:00"),
+        ],
+    );
+}
+
+#[test]
+fn tiebreaks_ties_by_arrival_and_retries() {
+    both_engines_agree(
+        "",
+        &[
+            &event_seq("e1", 1, "SEQ1", "2024-03-01T10:00:00Z", 1),
+            &event_seq("e2", 1, "SEQ2", "2024-03-01T10:00:00Z", 2),
+            &event("e3", 1, "NO_SEQ", "2024-03-01T10:00:00Z"),
+            &event("e4", 2, "FIRST", "2024-03-01T10:00:00Z"),
+            &event("e5", 2, "SECOND", "2024-03-01T10:00:00Z"),
+            // A retry: same values, the instant written another way, seq null = absent.
+            &event("e6", 3, "R", "2024-03-01T12:00:00Z"),
+            r#"{"event_id":"e6","order_id":3,"status":"R","updated_at":"2024-03-01T17:30:00+05:30","seq":null}"#,
+            &event("e6", 3, "R", "2024-03-01T12:00:00Z"),
+            &event_seq("e7", 4, "TIE_SEQ_A", "2024-03-01T09:00:00Z", 5),
+            &event_seq("e8", 4, "TIE_SEQ_B", "2024-03-01T09:00:00Z", 5),
+        ],
+    );
+}
+
+#[test]
+fn a_conflict_is_found_on_the_contradicting_line() {
+    both_engines_agree(
+        "",
+        &[
+            &event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+            &event("e2", 2, "A", "2024-03-01T10:00:00Z"),
+            &event("e1", 1, "B", "2024-03-01T10:00:00Z"),
+            &event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+            &event("e3", 3, "A", "2024-03-01T10:00:00Z"),
+        ],
+    );
+}
+
+#[test]
+fn a_prohibited_field_refuses_before_spark() {
+    both_engines_agree(
+        "",
+        &[
+            &event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+            r#"{"event_id":"e2","order_id":2,"status":"A","updated_at":"2024-03-01T10:00:00Z","email":"x"}"#,
+        ],
+    );
+}
+
+#[test]
+fn the_reject_cap_refuses_before_spark() {
+    both_engines_agree(
+        "max_rejected_lines = 1",
+        &[&event("e1", 1, "A", "2024-03-01T10:00:00Z"), "{", "["],
+    );
+}
+
+#[test]
+fn many_files_per_date_split_by_key_order() {
+    let lines: Vec<String> = (0..23)
+        .map(|i| {
+            let day = if i % 3 == 0 { "02" } else { "01" };
+            event(
+                &format!("e{i}"),
+                1000 - i * 7,
+                "S",
+                &format!("2024-03-{day}T10:{:02}:00Z", i),
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    both_engines_agree("files_per_date = 4", &refs);
+}
