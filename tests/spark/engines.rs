@@ -43,13 +43,9 @@ pub fn local_rows(config: &Config, plan: &Plan, folder: &Path) -> Vec<(Date, Vec
         .map(|(date, rows)| {
             let dir = folder.join(format!("event_date={date}"));
             std::fs::create_dir_all(&dir).unwrap();
-            let paths = parquet_files::write_partition(
-                &dir,
-                &config.schema,
-                rows,
-                config.files_per_date,
-            )
-            .unwrap();
+            let paths =
+                parquet_files::write_partition(&dir, &config.schema, rows, config.files_per_date)
+                    .unwrap();
             (*date, read_files(config, &paths))
         })
         .collect()
@@ -76,7 +72,10 @@ pub fn spark_rows(
         .keys()
         .map(|date| {
             let dir = staging.join(format!("event_date={date}"));
-            (*date, read_files(config, &parquet_files::parquet_paths(&dir).unwrap()))
+            (
+                *date,
+                read_files(config, &parquet_files::parquet_paths(&dir).unwrap()),
+            )
         })
         .collect()
 }

@@ -11,6 +11,7 @@
 mod kit;
 
 mod engines;
+mod failure;
 mod outage;
 mod parity;
 mod splits;

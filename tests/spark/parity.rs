@@ -6,7 +6,7 @@ use wharf::engine::spark::SparkEngine;
 use wharf::plan::Action;
 
 use crate::engines::{self, assert_census_matches};
-use crate::kit::{Product, event, event_seq};
+use crate::kit::{CONFIG, Product, event, event_seq};
 
 /// Lands `lines` with both engines and compares census and rows.
 fn both_engines_agree(settings: &str, lines: &[&str]) {
@@ -16,16 +16,21 @@ fn both_engines_agree(settings: &str, lines: &[&str]) {
 }
 
 fn both_engines_agree_on(settings: &str, bytes: &[u8]) {
+    both_engines_agree_in(Product::with_settings(settings), bytes);
+}
+
+fn both_engines_agree_in(product: Product, bytes: &[u8]) {
     let _server = engines::server();
-    let product = Product::with_settings(settings);
     let input = product.input_bytes("orders.jsonl", bytes);
     let config = engines::config(product.path());
     let plan = engines::local_plan(&config, &input);
     let mut engine = SparkEngine::connect(&engines::remote()).unwrap();
     let census = engines::spark_census(&mut engine, &config, &input);
-    let refused_by_driver = plan.findings.iter().any(|f| {
-        f.breach && f.issue.reason != wharf::contract::LineReason::Conflict
-    }) || plan.counts.rejected > config.max_rejected_lines;
+    let refused_by_driver = plan
+        .findings
+        .iter()
+        .any(|f| f.breach && f.issue.reason != wharf::contract::LineReason::Conflict)
+        || plan.counts.rejected > config.max_rejected_lines;
     if refused_by_driver {
         // No Spark job ran: what only Spark counts is 0.
         assert_eq!(census.counts.lines, plan.counts.lines);
@@ -104,14 +109,19 @@ fn too_long_lines_and_unknown_fields_rejected() {
         r#"{{"event_id":"e2","order_id":2,"status":"{}","updated_at":"2024-03-01T10:00:00Z"}}"#,
         "x".repeat(300)
     );
-    both_engines_agree(
-        "max_line_bytes = 200\nunknown_fields = \"reject\"",
-        &[
-            &event("e1", 1, "A", "2024-03-01T10:00:00Z"),
-            &long,
-            r#"{"event_id":"e3","order_id":3,"status":"A","updated_at":"2024-03-01T10:00:00Z","color":"red"}"#,
-            &event("e4", 4, "B", "2024-03-01T10:30:00Z"),
-        ],
+    let config = CONFIG
+        .replace("max_line_bytes = 1048576", "max_line_bytes = 200")
+        .replace("unknown_fields = \"breach\"", "unknown_fields = \"reject\"");
+    assert_ne!(config, CONFIG);
+    let lines = [
+        event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+        long,
+        r#"{"event_id":"e3","order_id":3,"status":"A","updated_at":"2024-03-01T10:00:00Z","color":"red"}"#.into(),
+        event("e4", 4, "B", "2024-03-01T10:30:00Z"),
+    ];
+    both_engines_agree_in(
+        Product::with_config(&config),
+        (lines.join("\n") + "\n").as_bytes(),
     );
 }
 
@@ -207,4 +217,26 @@ fn many_files_per_date_split_by_key_order() {
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     both_engines_agree("files_per_date = 4", &refs);
+}
+
+#[test]
+fn string_keys_sort_as_the_local_engine_sorts_them() {
+    let config = CONFIG.replace(
+        r#"order_id   = { type = "int","#,
+        r#"order_id   = { type = "string","#,
+    );
+    assert_ne!(config, CONFIG);
+    let lines: Vec<String> = ["b", "a", "é", "B", "a b", "10", "9", "", "z\\u00e9"]
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            format!(
+                r#"{{"event_id":"e{i}","order_id":"{key}","status":"S","updated_at":"2024-03-01T10:00:00Z"}}"#
+            )
+        })
+        .collect();
+    both_engines_agree_in(
+        Product::with_config(&config),
+        (lines.join("\n") + "\n").as_bytes(),
+    );
 }

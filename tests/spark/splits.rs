@@ -47,7 +47,10 @@ fn a_file_over_many_splits_numbers_every_line_exactly() {
     let plan = engines::local_plan(&config, &input);
     let rejected: Vec<u64> = plan.findings.iter().map(|f| f.line).collect();
     let want: Vec<u64> = last_of_split.iter().map(|&i| i as u64 + 1).collect();
-    assert_eq!(rejected, want, "the local engine finds the rejects where they are");
+    assert_eq!(
+        rejected, want,
+        "the local engine finds the rejects where they are"
+    );
     assert!(want.len() > 100, "{} splits", want.len());
 
     let mut engine = SparkEngine::connect(&engines::remote()).unwrap();

@@ -165,7 +165,10 @@ fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
         .map(|(i, f)| match f.ty {
             FieldType::Timestamp => {
                 let (s, n) = instant(i);
-                format!("timestamp_micros({s} * 1000000 + {n} div 1000) AS {}", ident(&f.name))
+                format!(
+                    "timestamp_micros({s} * 1000000 + {n} div 1000) AS {}",
+                    ident(&f.name)
+                )
             }
             _ => ident(&f.name),
         })

@@ -135,7 +135,9 @@ pub fn strip_parameters(remote: &str) -> &str {
 pub fn int_at(row: &Row, index: usize) -> Result<i64> {
     match row.get(index) {
         Some(value) => value.as_i64().ok_or_else(|| unexpected(value)),
-        None => Err(Error::internal("a Spark result row is shorter than queried")),
+        None => Err(Error::internal(
+            "a Spark result row is shorter than queried",
+        )),
     }
 }
 
@@ -145,7 +147,9 @@ pub fn str_at(row: &Row, index: usize) -> Result<Option<String>> {
         Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(value) => Err(unexpected(value)),
-        None => Err(Error::internal("a Spark result row is shorter than queried")),
+        None => Err(Error::internal(
+            "a Spark result row is shorter than queried",
+        )),
     }
 }
 
@@ -154,7 +158,9 @@ pub fn date_at(row: &Row, index: usize) -> Result<i32> {
     match row.get(index) {
         Some(Value::Date(days)) => Ok(*days),
         Some(value) => Err(unexpected(value)),
-        None => Err(Error::internal("a Spark result row is shorter than queried")),
+        None => Err(Error::internal(
+            "a Spark result row is shorter than queried",
+        )),
     }
 }
 
@@ -166,7 +172,9 @@ fn unexpected(value: &Value) -> Error {
         Value::Timestamp(_) => "timestamp",
         _ => "other",
     };
-    Error::internal(format!("a Spark result column holds a {kind} where the query made another type"))
+    Error::internal(format!(
+        "a Spark result column holds a {kind} where the query made another type"
+    ))
 }
 
 #[cfg(test)]
@@ -180,6 +188,9 @@ mod tests {
             strip_parameters("sc://h:15002/;token=secret;use_ssl=true"),
             "sc://h:15002"
         );
-        assert_eq!(strip_parameters("sc://h:15002;token=secret"), "sc://h:15002");
+        assert_eq!(
+            strip_parameters("sc://h:15002;token=secret"),
+            "sc://h:15002"
+        );
     }
 }

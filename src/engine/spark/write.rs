@@ -75,7 +75,12 @@ fn write_and_place(
         .map_err(|e| session.error("cannot write the staged partitions", &e))?;
     let mut staged = Staged::default();
     for (date, rows) in dates {
-        let files = place(output, staging, *date, files_of(config.files_per_date, *rows))?;
+        let files = place(
+            output,
+            staging,
+            *date,
+            files_of(config.files_per_date, *rows),
+        )?;
         staged.files.insert(*date, files);
     }
     sync_dir(staging)?;
@@ -146,7 +151,9 @@ fn parquet_files_in(folder: &Path) -> Result<Vec<PathBuf>> {
     let entries = fs::read_dir(folder).map_err(|e| io(folder, "list what Spark wrote", e))?;
     let mut parts = Vec::new();
     for entry in entries {
-        let path = entry.map_err(|e| io(folder, "list what Spark wrote", e))?.path();
+        let path = entry
+            .map_err(|e| io(folder, "list what Spark wrote", e))?
+            .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or(".");
         if name.ends_with(".parquet") && !name.starts_with(['.', '_']) {
             parts.push(path);
