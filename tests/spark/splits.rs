@@ -30,7 +30,7 @@ fn a_file_over_many_splits_numbers_every_line_exactly() {
     let mut last_of_split = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let end = at + line.len() + 1;
-        if at / SPLIT != (end - 1) / SPLIT || end % SPLIT == 0 {
+        if at / SPLIT != (end - 1) / SPLIT || end.is_multiple_of(SPLIT) {
             last_of_split.push(i);
         }
         at = end;
