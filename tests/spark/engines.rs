@@ -1,15 +1,13 @@
-//! Both engines over one product: the local engine's plan and rows (today through
-//! `land::plan_input`, the one place to change when the local engine becomes an
-//! `Engine`), and the Spark engine's census and staged rows, read back with the local
-//! reader.
+//! Both engines over one product: the local engine's plan (`land::plan_input`) and the
+//! Spark engine's census, and the rows each stages, read back with the local reader.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use wharf::config::Config;
 use wharf::contract::{Date, Record};
-use wharf::engine::Engine;
 use wharf::engine::spark::SparkEngine;
+use wharf::engine::{Engine, LocalEngine};
 use wharf::land::parquet_files;
 use wharf::plan::{Census, DecideOptions, Manifest, Plan};
 
@@ -30,25 +28,18 @@ pub fn config(product: &Path) -> Config {
     Config::load(&product.join("wharf.toml")).unwrap()
 }
 
-/// The local engine's plan of `input`.
-pub fn local_plan(config: &Config, input: &Path) -> Plan {
-    wharf::land::plan_input(config, input, DecideOptions::default(), &mut |_| true).unwrap()
-}
-
-/// The local engine's rows of each date, written by its Parquet writer into `folder`
-/// and read back, file by file.
-pub fn local_rows(config: &Config, plan: &Plan, folder: &Path) -> Vec<(Date, Vec<Vec<Record>>)> {
-    plan.partitions
-        .iter()
-        .map(|(date, rows)| {
-            let dir = folder.join(format!("event_date={date}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            let paths =
-                parquet_files::write_partition(&dir, &config.schema, rows, config.files_per_date)
-                    .unwrap();
-            (*date, read_files(config, &paths))
-        })
-        .collect()
+/// The local engine's plan of `input`, and the engine holding its rows for the stage.
+pub fn local_plan(config: &Config, input: &Path) -> (Plan, LocalEngine) {
+    let mut engine = LocalEngine::new();
+    let plan = wharf::land::plan_input(
+        config,
+        &mut engine,
+        input,
+        DecideOptions::default(),
+        &mut |_| true,
+    )
+    .unwrap();
+    (plan, engine)
 }
 
 /// The Spark engine's census of `input`.
@@ -59,9 +50,9 @@ pub fn spark_census(engine: &mut SparkEngine, config: &Config, input: &Path) -> 
         .unwrap()
 }
 
-/// What the Spark engine staged for `plan` into `staging`, read back file by file.
-pub fn spark_rows(
-    engine: &mut SparkEngine,
+/// What `engine` staged for `plan` into `staging`, read back file by file.
+pub fn staged_rows(
+    engine: &mut dyn Engine,
     config: &Config,
     plan: &Plan,
     staging: &Path,

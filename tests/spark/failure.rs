@@ -20,8 +20,8 @@ fn a_spark_error_while_staging_leaves_staging_empty() {
         ],
     );
     let config = engines::config(product.path());
-    let plan = engines::local_plan(&config, &input);
-    let mut engine = SparkEngine::connect(&engines::remote()).unwrap();
+    let (plan, _local) = engines::local_plan(&config, &input);
+    let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
     engines::spark_census(&mut engine, &config, &input);
     // The winners vanish from the session: the write's query fails in Spark.
     engine

@@ -22,7 +22,7 @@ use wharf::engine::spark::SparkEngine;
 #[test]
 fn the_engine_connects_and_reads_its_settings_back() {
     let _server = engines::server();
-    let engine = SparkEngine::connect(&engines::remote()).unwrap();
+    let engine = SparkEngine::connect_to(&engines::remote()).unwrap();
     assert_eq!(engine.describe(), format!("spark {}", engines::remote()));
     let settings = engine.settings();
     assert_eq!(settings["spark.sql.session.timeZone"], "UTC");
@@ -35,7 +35,7 @@ fn the_engine_connects_and_reads_its_settings_back() {
 
 #[test]
 fn an_unreachable_server_is_an_engine_error_naming_it() {
-    let Err(error) = SparkEngine::connect("sc://127.0.0.1:1") else {
+    let Err(error) = SparkEngine::connect_to("sc://127.0.0.1:1") else {
         panic!("nothing listens on port 1");
     };
     let message = error.to_string();

@@ -23,8 +23,8 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
     let _server = engines::server();
     let input = product.input_bytes("orders.jsonl", bytes);
     let config = engines::config(product.path());
-    let plan = engines::local_plan(&config, &input);
-    let mut engine = SparkEngine::connect(&engines::remote()).unwrap();
+    let (plan, mut local_engine) = engines::local_plan(&config, &input);
+    let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
     let census = engines::spark_census(&mut engine, &config, &input);
     let refused_by_driver = plan
         .findings
@@ -44,9 +44,14 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
     }
     assert_census_matches(&census, &plan, "census");
     if plan.action == Action::Publish {
-        let local = engines::local_rows(&config, &plan, &product.path().join("local"));
+        let local = engines::staged_rows(
+            &mut local_engine,
+            &config,
+            &plan,
+            &product.path().join("local"),
+        );
         let staging = product.path().join("lake/.staging");
-        let spark = engines::spark_rows(&mut engine, &config, &plan, &staging);
+        let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
         assert_eq!(spark, local, "staged rows, file by file");
         let left: Vec<String> = std::fs::read_dir(&staging)
             .unwrap()

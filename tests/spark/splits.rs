@@ -44,7 +44,7 @@ fn a_file_over_many_splits_numbers_every_line_exactly() {
         &lines.iter().map(String::as_str).collect::<Vec<_>>(),
     );
     let config = engines::config(product.path());
-    let plan = engines::local_plan(&config, &input);
+    let (plan, mut local_engine) = engines::local_plan(&config, &input);
     let rejected: Vec<u64> = plan.findings.iter().map(|f| f.line).collect();
     let want: Vec<u64> = last_of_split.iter().map(|&i| i as u64 + 1).collect();
     assert_eq!(
@@ -53,7 +53,7 @@ fn a_file_over_many_splits_numbers_every_line_exactly() {
     );
     assert!(want.len() > 100, "{} splits", want.len());
 
-    let mut engine = SparkEngine::connect(&engines::remote()).unwrap();
+    let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
     engine
         .set("spark.sql.files.maxPartitionBytes", &SPLIT.to_string())
         .unwrap();
@@ -70,8 +70,13 @@ fn a_file_over_many_splits_numbers_every_line_exactly() {
     assert_census_matches(&census, &plan, "census over many splits");
     assert!(census.counts.ties_by_arrival > 0);
 
-    let local = engines::local_rows(&config, &plan, &product.path().join("local"));
+    let local = engines::staged_rows(
+        &mut local_engine,
+        &config,
+        &plan,
+        &product.path().join("local"),
+    );
     let staging = product.path().join("lake/.staging");
-    let spark = engines::spark_rows(&mut engine, &config, &plan, &staging);
+    let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
     assert_eq!(spark, local, "the winners, whose tiebreak is their line");
 }

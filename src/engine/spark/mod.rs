@@ -23,7 +23,7 @@ use std::path::Path;
 
 use spark_connect::DataFrame;
 
-use crate::config::Config;
+use crate::config::{Config, EngineConfig};
 use crate::engine::{Engine, Progress, Staged};
 use crate::error::{Error, Result};
 use crate::input::Input;
@@ -38,9 +38,22 @@ pub struct SparkEngine {
 }
 
 impl SparkEngine {
+    /// Connects to the Spark Connect server `[engine] remote` names (the config check
+    /// makes a Spark engine name one).
+    pub fn connect(engine: &EngineConfig) -> Result<SparkEngine> {
+        let remote = engine.remote.as_deref().ok_or_else(|| {
+            Error::Usage(
+                "engine kind = \"spark\" needs the Spark Connect server: set [engine] \
+                 remote = \"sc://host:15002\" or pass --remote"
+                    .to_owned(),
+            )
+        })?;
+        Self::connect_to(remote)
+    }
+
     /// Connects to the Spark Connect server at `remote` (`sc://host:port`, with the
     /// crate's `;token=…` parameters where the server needs them).
-    pub fn connect(remote: &str) -> Result<SparkEngine> {
+    pub fn connect_to(remote: &str) -> Result<SparkEngine> {
         Ok(SparkEngine {
             session: Session::connect(remote)?,
             winners: None,
