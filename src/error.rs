@@ -52,6 +52,16 @@ pub enum Error {
     )]
     Busy { path: PathBuf },
 
+    /// Spark failed, or its server was lost, while it did a landing's row work.
+    #[error(
+        "spark could not {action}: {detail}; nothing was published. Check that the Spark \
+         Connect server is up and reachable, then rerun"
+    )]
+    Spark {
+        action: &'static str,
+        detail: String,
+    },
+
     /// The operator cancelled the work.
     #[error("cancelled; nothing was written")]
     Cancelled,
@@ -91,6 +101,7 @@ impl Error {
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::Cancelled
+            | Error::Spark { .. }
             | Error::Internal(_) => exit::ERROR,
         }
     }

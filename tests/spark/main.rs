@@ -8,3 +8,4 @@
 mod kit;
 
 mod outage;
+mod merge;
