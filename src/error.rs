@@ -52,19 +52,18 @@ pub enum Error {
     )]
     Busy { path: PathBuf },
 
-    /// Spark failed, or its server was lost, while it did a landing's row work.
-    #[error(
-        "spark could not {action}: {detail}; nothing was published. Check that the Spark \
-         Connect server is up and reachable, then rerun"
-    )]
-    Spark {
-        action: &'static str,
-        detail: String,
-    },
-
     /// The operator cancelled the work.
     #[error("cancelled; nothing was written")]
     Cancelled,
+
+    /// The engine that does the row work failed or could not be reached (a Spark
+    /// Connect server's error, a lost connection). Nothing published changed: the swap
+    /// runs only after staging succeeds, and a failed stage removes what it wrote.
+    #[error(
+        "engine {remote}: {detail}; nothing published changed. Check that the server is up \
+         and reachable (and its log for the failed job), then rerun"
+    )]
+    Engine { remote: String, detail: String },
 
     /// Wharf itself failed (a thread panicked, a schema or record it builds did not
     /// encode): not the input's fault nor the disk's, so the message asks for a report.
@@ -101,7 +100,7 @@ impl Error {
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::Cancelled
-            | Error::Spark { .. }
+            | Error::Engine { .. }
             | Error::Internal(_) => exit::ERROR,
         }
     }

@@ -7,9 +7,6 @@
 //! [`open`] gives the engine the config names: [`local::LocalEngine`] on this machine, or
 //! (cargo feature `spark`) `spark::SparkEngine` through Spark Connect.
 
-#[cfg(feature = "spark")]
-pub mod spark;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 

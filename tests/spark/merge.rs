@@ -110,8 +110,9 @@ fn winners_frame(
                 .map(|(field, value)| literal(value, field.ty))
                 .collect();
             values.push(format!("CAST({} AS BIGINT)", instant.secs()));
-            values.push(format!("CAST({} AS INT)", instant.nanos()));
+            values.push(format!("CAST({} AS BIGINT)", instant.nanos()));
             values.push(format!("CAST({} AS BIGINT)", event.line));
+            values.push("false".to_owned());
             values.push(format!("DATE_FROM_UNIX_DATE({})", date.0));
             format!("({})", values.join(", "))
         })
@@ -120,7 +121,16 @@ fn winners_frame(
         .fields
         .iter()
         .map(|f| format!("`{}`", f.name))
-        .chain(["_seconds", "_nanos", "_line", "event_date"].map(String::from))
+        .chain(
+            [
+                "__order_secs",
+                "__order_nanos",
+                "__line",
+                "__tied",
+                "event_date",
+            ]
+            .map(String::from),
+        )
         .collect();
     let query = format!(
         "SELECT * FROM VALUES {} AS winners({})",
@@ -247,7 +257,13 @@ fn both_engines<L: AsRef<[u8]>>(product: &Product, batch: &[L]) -> Outcomes {
     let winners = winners(batch, schema);
     let local = local_outcomes(&merge(&winners, &published(&config), schema), schema);
     let spark = session();
-    let census = merge_census(&spark, &config, &winners_frame(&spark, &winners, schema)).unwrap();
+    let census = merge_census(
+        &spark,
+        "spark test",
+        &config,
+        &winners_frame(&spark, &winners, schema),
+    )
+    .unwrap();
     let on_spark = spark_outcomes(&census, schema);
     assert_eq!(
         on_spark, local,

@@ -8,11 +8,12 @@
 //!
 //! - every declared field by its name, typed: `int` → `BIGINT`, `string` → `STRING`,
 //!   `timestamp` → `TIMESTAMP` (microseconds, truncated as the published column is);
-//! - `_seconds` `BIGINT` and `_nanos` `INT`: the `order_by` instant exactly (seconds since
-//!   the epoch, floored, and the nanoseconds after them), since a `TIMESTAMP` holds only
-//!   microseconds;
-//! - `_line` `BIGINT`: the event's first line;
-//! - `event_date` `DATE`: the UTC date of its `partition_by_date_of` instant (§4).
+//! - `event_date` `DATE`: the UTC date of its `partition_by_date_of` instant (§4);
+//! - `__order_secs` `BIGINT` and `__order_nanos` `BIGINT`: the `order_by` instant exactly
+//!   (seconds since the epoch, floored, and the nanoseconds after them), since a
+//!   `TIMESTAMP` holds only microseconds.
+//!
+//! Other columns (the winner's `__line`, `__tied`) may be present and are not read.
 //!
 //! # What it does
 //!
@@ -59,16 +60,18 @@ pub struct MergeCensus {
 }
 
 /// Merges `winners` (laid out as the module docs say) into the dataset published under
-/// `config.publish_root`. Reads the published files; writes nothing.
+/// `config.publish_root`. Reads the published files; writes nothing. `remote` names the
+/// server in errors (`spark sc://host:port`, no token).
 pub fn merge_census(
     spark: &SparkSession,
+    remote: &str,
     config: &Config,
     winners: &DataFrame,
 ) -> Result<MergeCensus> {
     let schema = &config.schema;
     let names = Names::of(schema);
     let winners = winners.filter(expr("event_date IS NOT NULL"));
-    let span = batch_span(&winners, &names.key)?;
+    let span = batch_span(remote, &winners, &names.key)?;
     let on_disk: BTreeSet<Date> = state::list_partitions(&config.publish_root)?
         .into_iter()
         .map(|(date, _)| date)
@@ -76,11 +79,11 @@ pub fn merge_census(
     let mut touched: BTreeSet<Date> = BTreeSet::new();
     if let (Some(range), false) = (&span.keys, on_disk.is_empty()) {
         let root = root_uri(config)?;
-        touched.extend(key_dates(spark, &root, schema, range, &winners)?);
+        touched.extend(key_dates(spark, remote, &root, schema, range, &winners)?);
     }
     touched.extend(span.dates.iter().copied());
     touched.retain(|date| on_disk.contains(date));
-    let published = published_rows(spark, config, &touched)?;
+    let published = published_rows(spark, remote, config, &touched)?;
 
     let copies = ranked_copies(&published, &winners, &names, schema);
     let best = copies.filter(expr("_copy_rank = 1"));
@@ -102,10 +105,10 @@ pub fn merge_census(
         )),
     );
 
-    let tallied = tally(&met, &extras)?;
+    let tallied = tally(remote, &met, &extras)?;
     let dates: Vec<Date> = tallied.by_date.keys().copied().collect();
     let rows = new_rows(&published, &met, &extras, &names, &dates);
-    let counts = rows_by_date(&rows)?;
+    let counts = rows_by_date(remote, &rows)?;
     let dates = tallied
         .by_date
         .into_iter()
@@ -162,7 +165,7 @@ struct Span {
     dates: BTreeSet<Date>,
 }
 
-fn batch_span(winners: &DataFrame, key: &str) -> Result<Span> {
+fn batch_span(remote: &str, winners: &DataFrame, key: &str) -> Result<Span> {
     let by_date = winners
         .group_by([col("event_date")])
         .agg(vec![
@@ -170,7 +173,7 @@ fn batch_span(winners: &DataFrame, key: &str) -> Result<Span> {
             expr(&format!("max({key})")).expression().clone(),
         ])
         .collect()
-        .map_err(failed("read the batch's key range"))?;
+        .map_err(failed(remote, "read the batch's key range"))?;
     let mut span = Span {
         keys: None,
         dates: BTreeSet::new(),
@@ -190,6 +193,7 @@ fn batch_span(winners: &DataFrame, key: &str) -> Result<Span> {
 /// key range, joined with the batch's keys.
 fn key_dates(
     spark: &SparkSession,
+    remote: &str,
     root: &str,
     schema: &Schema,
     (low, high): &(SparkValue, SparkValue),
@@ -222,7 +226,7 @@ fn key_dates(
         .select([col("event_date")])
         .distinct()
         .collect()
-        .map_err(failed("find where the batch's keys are published"))?;
+        .map_err(failed(remote, "find where the batch's keys are published"))?;
     rows.iter().map(|row| date_at(row, 0)).collect()
 }
 
@@ -230,6 +234,7 @@ fn key_dates(
 /// `_published_date`; no rows when `dates` is empty (nothing is read).
 fn published_rows(
     spark: &SparkSession,
+    remote: &str,
     config: &Config,
     dates: &BTreeSet<Date>,
 ) -> Result<DataFrame> {
@@ -251,7 +256,7 @@ fn published_rows(
             .collect();
         spark
             .sql(&format!("SELECT {} WHERE false", nulls.join(", ")))
-            .map_err(failed("build an empty published frame"))?
+            .map_err(failed(remote, "build an empty published frame"))?
     } else {
         let columns: Vec<String> = schema
             .fields
@@ -318,8 +323,8 @@ fn order(names: &Names, schema: &Schema) -> String {
     });
     format!(
         "(CASE WHEN ({s}) <> 0 THEN ({s}) WHEN ({n}) <> 0 THEN ({n}) ELSE ({tiebreak}) END)",
-        s = compare("_seconds", &seconds),
-        n = compare("_nanos", &nanos),
+        s = compare("__order_secs", &seconds),
+        n = compare("__order_nanos", &nanos),
     )
 }
 
@@ -332,7 +337,7 @@ fn outcome(names: &Names, schema: &Schema) -> String {
         .iter()
         .zip(&names.published)
         .map(|(field, published)| format!("{field} <=> {published}"))
-        .chain([format!("_nanos <=> pmod({micros}, 1000000) * 1000")])
+        .chain([format!("__order_nanos <=> pmod({micros}, 1000000) * 1000")])
         .collect();
     format!(
         "CASE WHEN _published_date IS NULL THEN 'insert' WHEN {order} < 0 THEN 'stale' \
@@ -351,7 +356,7 @@ struct Tallied {
     ties: u64,
 }
 
-fn tally(met: &DataFrame, extras: &DataFrame) -> Result<Tallied> {
+fn tally(remote: &str, met: &DataFrame, extras: &DataFrame) -> Result<Tallied> {
     let outcomes = met
         .group_by([
             col("event_date"),
@@ -361,7 +366,7 @@ fn tally(met: &DataFrame, extras: &DataFrame) -> Result<Tallied> {
         ])
         .count()
         .collect()
-        .map_err(failed("count the merge's outcomes"))?;
+        .map_err(failed(remote, "count the merge's outcomes"))?;
     let mut tallied = Tallied::default();
     for row in &outcomes {
         let n = count_at(row, 4)?;
@@ -386,7 +391,7 @@ fn tally(met: &DataFrame, extras: &DataFrame) -> Result<Tallied> {
         .group_by([col("_published_date")])
         .count()
         .collect()
-        .map_err(failed("count the keys left on a second date"))?;
+        .map_err(failed(remote, "count the keys left on a second date"))?;
     for row in &left {
         let (date, n) = (date_at(row, 0)?, count_at(row, 1)?);
         tallied.by_date.entry(date).or_default().moved_out += n;
@@ -444,11 +449,11 @@ fn new_rows(
     kept.union_by_name(&incoming)
 }
 
-fn rows_by_date(rows: &DataFrame) -> Result<BTreeMap<Date, u64>> {
+fn rows_by_date(remote: &str, rows: &DataFrame) -> Result<BTreeMap<Date, u64>> {
     rows.group_by([col("event_date")])
         .count()
         .collect()
-        .map_err(failed("count the merged rows per date"))?
+        .map_err(failed(remote, "count the merged rows per date"))?
         .iter()
         .map(|row| Ok((date_at(row, 0)?, count_at(row, 1)?)))
         .collect()
@@ -531,10 +536,28 @@ fn count_at(row: &Row, index: usize) -> Result<u64> {
         .ok_or_else(|| Error::internal("Spark gave a count that is not a count"))
 }
 
-/// Maps a Spark failure while doing `action` to the error the operator reads.
-fn failed(action: &'static str) -> impl Fn(SparkError) -> Error {
-    move |e| Error::Spark {
-        action,
-        detail: e.to_string(),
+/// Maps a Spark failure while doing `doing` to the error the operator reads: its error
+/// condition where Spark gives one, since a message may quote row values.
+fn failed<'r>(remote: &'r str, doing: &'static str) -> impl Fn(SparkError) -> Error + 'r {
+    move |e| {
+        let detail = match (e.get_condition(), e.get_sql_state()) {
+            (Some(condition), Some(state)) => {
+                format!("{doing}: Spark failed with {condition} (SQLSTATE {state})")
+            }
+            (Some(condition), None) => format!("{doing}: Spark failed with {condition}"),
+            (None, _) => {
+                let message: String = e
+                    .message()
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(300)
+                    .collect();
+                format!("{doing}: {message}")
+            }
+        };
+        Error::Engine {
+            remote: remote.to_owned(),
+            detail,
+        }
     }
 }
