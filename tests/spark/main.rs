@@ -7,5 +7,5 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
-mod outage;
 mod merge;
+mod outage;
