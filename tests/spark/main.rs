@@ -12,6 +12,8 @@ mod kit;
 
 mod engines;
 mod failure;
+mod landing;
+mod merge;
 mod outage;
 mod parity;
 mod splits;

@@ -34,7 +34,7 @@ pub fn read(
     let pass = driver::read(input, &config.schema, config.max_line_bytes, &mut |bytes| {
         progress(Progress::Reading { bytes, total })
     })?;
-    let mut census = driver_census(&pass);
+    let census = driver_census(&pass);
     if pass.has_breach() || pass.rejected > config.max_rejected_lines {
         return Ok((census, None));
     }
@@ -46,16 +46,33 @@ pub fn read(
             e,
         )
     })?;
-    lines::register(session, &path, pass.lines, &pass.rejected_lines())?;
+    let config = config.clone();
+    let winners = session.guarded("reading the input", move |session| {
+        ranked(session, &config, &path, &pass, census)
+    })?;
+    let (census, winners) = winners;
+    Ok((census, Some(winners)))
+}
+
+/// Spark's part of the census: the numbered lines, §2's counts and conflicts, the cached
+/// winners and §3–4's aggregates.
+fn ranked(
+    session: &Session,
+    config: &Config,
+    path: &std::path::Path,
+    pass: &DriverPass,
+    mut census: Census,
+) -> Result<(Census, DataFrame)> {
+    lines::register(session, path, pass.lines, &pass.rejected_lines())?;
     let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
-    let outcome = resolve(session, config, &pass, &mut census).and_then(|()| {
+    let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
         let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
         rank(session, &mut census)?;
         Ok(winners)
     });
     // The winners are cached (or the census failed): the events are not needed again.
     let _ = events.unpersist(false);
-    Ok((census, Some(outcome?)))
+    Ok((census, outcome?))
 }
 
 /// What the driver pass alone tells.

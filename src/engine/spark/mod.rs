@@ -5,7 +5,8 @@
 //! - [`driver`]: the driver's one read of the bytes: SHA-256 and Wharf's own §1.
 //! - [`lines`]: Spark reads the text and numbers every line exactly.
 //! - [`events`]: parsing, exact instants and §2; [`winners`]: §3 and §4.
-//! - [`census`]: the queries run, aggregates back; [`write`]: the stage.
+//! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
+//!   files; [`write`]: the stage.
 //!
 //! The input, the staging folder and the publish root must be on a file system the
 //! driver and the executors both see (the same paths).
@@ -14,6 +15,7 @@ pub mod census;
 pub mod driver;
 pub mod events;
 pub mod lines;
+pub mod merge;
 pub mod session;
 pub mod winners;
 pub mod write;
@@ -23,7 +25,7 @@ use std::path::Path;
 
 use spark_connect::DataFrame;
 
-use crate::config::{Config, EngineConfig};
+use crate::config::{Config, EngineConfig, WriteMode};
 use crate::engine::{Engine, Progress, Staged};
 use crate::error::{Error, Result};
 use crate::input::Input;
@@ -35,6 +37,9 @@ use session::Session;
 pub struct SparkEngine {
     session: Session,
     winners: Option<DataFrame>,
+    /// Merge mode: the whole new rows of the dates the batch touches (view
+    /// [`write::MERGED`]), cached from the census to the stage.
+    merged: Option<DataFrame>,
 }
 
 impl SparkEngine {
@@ -57,6 +62,7 @@ impl SparkEngine {
         Ok(SparkEngine {
             session: Session::connect(remote)?,
             winners: None,
+            merged: None,
         })
     }
 
@@ -76,16 +82,32 @@ impl SparkEngine {
         &self.session
     }
 
-    /// The last census's winners, cached in Spark, if Spark ran (merge mode reads them).
-    #[allow(dead_code)]
-    pub(crate) fn winners(&self) -> Option<&DataFrame> {
-        self.winners.as_ref()
+    fn forget_winners(&mut self) {
+        for rows in [self.winners.take(), self.merged.take()].into_iter().flatten() {
+            let _ = rows.unpersist(false);
+        }
     }
 
-    fn forget_winners(&mut self) {
-        if let Some(winners) = self.winners.take() {
-            let _ = winners.unpersist(false);
-        }
+    /// §10 on Spark: what the batch's `winners` do to the published dates. The census's
+    /// dates become the dates the merge touches, and its new rows are cached for the stage.
+    fn merge(&mut self, config: &Config, winners: &DataFrame, census: &mut Census) -> Result<()> {
+        let (config, winners) = (config.clone(), winners.clone());
+        let (merged, rows) = self.session.guarded("merging", move |session| {
+            let merged =
+                merge::merge_census(session.spark(), session.describe(), &config, &winners)?;
+            let rows = merged
+                .rows
+                .cache()
+                .map_err(|e| session.error("cannot cache the merged rows", &e))?;
+            rows.create_or_replace_temp_view(write::MERGED)
+                .map_err(|e| session.error("cannot register the merged rows", &e))?;
+            Ok((merged, rows))
+        })?;
+        census.counts.stale += merged.stale;
+        census.counts.ties_by_arrival += merged.ties_by_arrival;
+        census.dates = merged.dates;
+        self.merged = Some(rows);
+        Ok(())
     }
 }
 
@@ -102,7 +124,10 @@ impl Engine for SparkEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
-        let (census, winners) = census::read(&self.session, config, input, progress)?;
+        let (mut census, winners) = census::read(&self.session, config, input, progress)?;
+        if let (WriteMode::Merge, Some(winners)) = (config.write_mode, &winners) {
+            self.merge(config, winners, &mut census)?;
+        }
         self.winners = winners;
         Ok(census)
     }
@@ -125,7 +150,19 @@ impl Engine for SparkEngine {
             .filter(|d| d.rows > 0)
             .map(|d| (d.event_date, d.rows))
             .collect();
-        write::stage(&self.session, config, &dates, staging, progress)
+        let source = match self.merged {
+            Some(_) => write::MERGED,
+            None => winners::WINNERS,
+        };
+        for date in dates.keys() {
+            if !progress(Progress::Staging { date: *date }) {
+                return Err(Error::Cancelled);
+            }
+        }
+        let (config, staging) = (config.clone(), staging.to_owned());
+        self.session.guarded("staging", move |session| {
+            write::stage(session, &config, source, &dates, &staging)
+        })
     }
 }
 

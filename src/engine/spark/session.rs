@@ -5,8 +5,17 @@
 //! so an error keeps only its condition and SQL state when it has them; only errors
 //! without one (a refused connection, a lost stream) keep their message, which then
 //! holds no row data.
+//!
+//! The client retries an unreachable server for about ten minutes before it gives up,
+//! so [`Session::guarded`] runs each phase of Spark work on a thread of its own and, while
+//! it waits, checks that the server still accepts connections: a server gone for
+//! [`LOST_AFTER`] ends the phase with an error at once (the abandoned thread ends with the
+//! client's retries, or with the process).
 
 use std::collections::BTreeMap;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use spark_connect::row::{Row, Value};
 use spark_connect::{DataFrame, SparkError, SparkSession};
@@ -25,7 +34,13 @@ pub const SETTINGS: [(&str, &str); 3] = [
 /// Characters of a connection error's message kept in an [`Error::Engine`].
 const MESSAGE_CHARS: usize = 300;
 
+/// How long the server may refuse connections before a phase gives up on it.
+const LOST_AFTER: Duration = Duration::from_secs(10);
+/// How often a waiting phase checks the server.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
 /// A connected session and the name of the server it talks to.
+#[derive(Clone)]
 pub struct Session {
     spark: SparkSession,
     /// `spark sc://host:port`: the remote without a token or other parameters.
@@ -36,11 +51,15 @@ impl Session {
     /// Connects to `remote` (`sc://host:port[/;token=…]`) and sets [`SETTINGS`].
     pub fn connect(remote: &str) -> Result<Session> {
         let describe = format!("spark {}", strip_parameters(remote));
-        let fail = |e: SparkError| engine_error(&describe, "cannot connect", &e);
-        let spark = SparkSession::builder()
-            .remote(remote)
-            .get_or_create()
-            .map_err(fail)?;
+        let owned = (remote.to_owned(), describe.clone());
+        let connect = move || {
+            let (remote, describe) = owned;
+            SparkSession::builder()
+                .remote(&remote)
+                .get_or_create()
+                .map_err(|e| engine_error(&describe, "cannot connect", &e))
+        };
+        let spark = watched(&describe, "cannot connect", connect)?;
         let session = Session { spark, describe };
         for (key, value) in SETTINGS {
             session.set(key, value)?;
@@ -80,6 +99,18 @@ impl Session {
         Ok(resolved)
     }
 
+    /// Runs `job` (one phase of Spark work) on its own thread and waits for it, unless the
+    /// server stops accepting connections for [`LOST_AFTER`]: then an error naming the
+    /// remote, while the client would still be retrying.
+    pub fn guarded<T: Send + 'static>(
+        &self,
+        doing: &'static str,
+        job: impl FnOnce(&Session) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let session = self.clone();
+        watched(&self.describe, doing, move || job(&session))
+    }
+
     /// The rows of `query`, which must be small (aggregates, line numbers).
     pub fn rows(&self, query: &str, doing: &'static str) -> Result<Vec<Row>> {
         self.frame(query, doing)?
@@ -96,6 +127,60 @@ impl Session {
     pub fn error(&self, doing: &str, e: &SparkError) -> Error {
         engine_error(&self.describe, doing, e)
     }
+}
+
+/// Runs `job` on a thread of its own, checking every [`PROBE_EVERY`] that the server of
+/// `describe` accepts connections; see [`Session::guarded`].
+fn watched<T: Send + 'static>(
+    describe: &str,
+    doing: &'static str,
+    job: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (done, outcome) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("wharf-spark".into())
+        .spawn(move || {
+            let _ = done.send(job());
+        })
+        .map_err(|e| Error::internal(format!("cannot start the Spark thread: {e}")))?;
+    let address = describe.trim_start_matches("spark ").trim_start_matches("sc://");
+    let mut unreachable_since: Option<Instant> = None;
+    loop {
+        match outcome.recv_timeout(PROBE_EVERY) {
+            Ok(result) => return result,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::internal("the Spark thread ended without a result"));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if accepts_connections(address) {
+            unreachable_since = None;
+            continue;
+        }
+        let since = *unreachable_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= LOST_AFTER {
+            return Err(Error::Engine {
+                remote: describe.to_owned(),
+                detail: format!(
+                    "{doing}: the server stopped accepting connections ({} s without one)",
+                    LOST_AFTER.as_secs()
+                ),
+            });
+        }
+    }
+}
+
+/// Whether `host[:port]` (Spark Connect's default port 15002) takes a TCP connection.
+fn accepts_connections(address: &str) -> bool {
+    let with_port = if address.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        address.to_owned()
+    } else {
+        format!("{address}:15002")
+    };
+    let Ok(mut addresses) = with_port.to_socket_addrs() else {
+        return false;
+    };
+    addresses.any(|a| TcpStream::connect_timeout(&a, PROBE_EVERY).is_ok())
 }
 
 /// `e` as an [`Error::Engine`] for `describe`, without any message that may quote data.

@@ -1,4 +1,5 @@
-//! The Spark engine's stage: the cached [`WINNERS`] of the plan's dates written by Spark
+//! The Spark engine's stage: the cached rows of the plan's dates (the [`WINNERS`](super::winners::WINNERS) view in
+//! replace mode, the merge's [`MERGED`] view in merge mode) written by Spark
 //! into a hidden folder of the staging area, then moved by the driver into the
 //! contract's layout: `staging/event_date=D/part-NNNNN.parquet`, rows sorted by key and
 //! split into `files_per_date` files exactly as `parquet_files::write_partition` splits
@@ -15,25 +16,29 @@ use std::path::{Path, PathBuf};
 
 use super::events::ident;
 use super::session::Session;
-use super::winners::WINNERS;
+
+
+/// The view of a merge's whole new rows of its dates, cached for the stage.
+pub const MERGED: &str = "wharf_merged";
 use crate::config::Config;
 use crate::contract::Date;
-use crate::engine::{Progress, Staged};
+use crate::engine::Staged;
 use crate::error::{Error, Result};
 
 /// Where Spark writes inside the staging folder: a name hive readers ignore.
 const SPARK_OUTPUT: &str = ".wharf-spark-output";
 
-/// Writes the winners of `dates` (each with its row count) into `staging`.
+/// Writes the rows of `dates` (each with its row count) from the view `source` into
+/// `staging`.
 pub fn stage(
     session: &Session,
     config: &Config,
+    source: &str,
     dates: &BTreeMap<Date, u64>,
     staging: &Path,
-    progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Staged> {
     let output = staging.join(SPARK_OUTPUT);
-    let result = write_and_place(session, config, dates, staging, &output, progress);
+    let result = write_and_place(session, config, source, dates, staging, &output);
     let cleaned = remove(&output);
     if result.is_err() {
         for date in dates.keys() {
@@ -48,18 +53,13 @@ pub fn stage(
 fn write_and_place(
     session: &Session,
     config: &Config,
+    source: &str,
     dates: &BTreeMap<Date, u64>,
     staging: &Path,
     output: &Path,
-    progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Staged> {
     if dates.is_empty() {
         return Ok(Staged::default());
-    }
-    for date in dates.keys() {
-        if !progress(Progress::Staging { date: *date }) {
-            return Err(Error::Cancelled);
-        }
     }
     let location = output.to_str().ok_or_else(|| Error::Input {
         path: output.to_owned(),
@@ -67,7 +67,7 @@ fn write_and_place(
     })?;
     remove(output)?;
     session
-        .frame(&query(config, dates), "cannot plan the write")?
+        .frame(&query(config, source, dates), "cannot plan the write")?
         .write()
         .mode("errorifexists")
         .partition_by(["event_date", "__file"])
@@ -97,7 +97,7 @@ fn files_of(files_per_date: usize, rows: u64) -> (u64, u64) {
 
 /// The write's query: the declared fields in order, `event_date` and `__file` (the
 /// file index by key order) as partition columns.
-fn query(config: &Config, dates: &BTreeMap<Date, u64>) -> String {
+fn query(config: &Config, source: &str, dates: &BTreeMap<Date, u64>) -> String {
     let schema = &config.schema;
     let key = ident(&schema.fields[schema.key].name);
     let fields: Vec<String> = schema.fields.iter().map(|f| ident(&f.name)).collect();
@@ -112,7 +112,7 @@ fn query(config: &Config, dates: &BTreeMap<Date, u64>) -> String {
     format!(
         "SELECT {fields}, event_date, CAST((__k - 1) div (CASE event_date {per_file} END) AS INT) AS __file \
          FROM (SELECT *, row_number() OVER (PARTITION BY event_date ORDER BY {key}) AS __k \
-         FROM {WINNERS} WHERE event_date IN ({listed})) \
+         FROM {source} WHERE event_date IN ({listed})) \
          DISTRIBUTE BY event_date, __file SORT BY event_date, __file, {key}",
         fields = fields.join(", "),
         per_file = per_file.join(" "),

@@ -1,0 +1,563 @@
+//! Merge mode (CONTRACT.md §10) on Spark: [`merge_census`] meets a batch's winners with
+//! the published rows and gives a [`MergeCensus`], the same counts and new rows as
+//! `plan::merge::merge` computes on one machine.
+//!
+//! # The winners DataFrame (the interface)
+//!
+//! One row per key, the batch's rank 1 after §1–3, with these columns:
+//!
+//! - every declared field by its name, typed: `int` → `BIGINT`, `string` → `STRING`,
+//!   `timestamp` → `TIMESTAMP` (microseconds, truncated as the published column is);
+//! - `event_date` `DATE`: the UTC date of its `partition_by_date_of` instant (§4);
+//! - `__order_secs` `BIGINT` and `__order_nanos` `BIGINT`: the `order_by` instant exactly
+//!   (seconds since the epoch, floored, and the nanoseconds after them), since a
+//!   `TIMESTAMP` holds only microseconds.
+//!
+//! Other columns (the winner's `__line`, `__tied`) may be present and are not read.
+//!
+//! # What it does
+//!
+//! Where the batch's keys live is found by Spark over the published Parquet files, not
+//! from `keys.json`: the key column only, filtered on the batch's key range (so Parquet
+//! statistics prune files and row groups) and semi-joined with the batch's keys, with
+//! `event_date` from the folder names. Only those dates and the winners' own dates are
+//! then read whole. Each winner meets the best published copy of its key under §3's
+//! order (instant, then tiebreak); a key on two dates (a crash between two swaps) leaves
+//! every other copy's date. The published rows hold microseconds, so their instant is
+//! that of the truncated value, as the local engine reads them back.
+//!
+//! An identical row changes nothing: every declared field equal and the `order_by`
+//! instant equal to the nanosecond. Other timestamp fields are compared at microseconds,
+//! the precision the winners carry.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use spark_connect::column::{col, lit, lit_string};
+use spark_connect::functions::expr;
+use spark_connect::plan::JoinType;
+use spark_connect::row::{Row, Value as SparkValue};
+use spark_connect::{DataFrame, SparkError, SparkSession};
+
+use crate::config::Config;
+use crate::contract::{Date, FieldType, Schema};
+use crate::error::{Error, Result};
+use crate::land::state;
+use crate::plan::{DateCensus, MergeCounts};
+
+/// What a batch does to the published dates, decided by Spark.
+#[derive(Clone)]
+pub struct MergeCensus {
+    /// Each date the batch gains, changes or empties: its whole new row count (0: the
+    /// date is retired) and how its keys change.
+    pub dates: BTreeMap<Date, DateCensus>,
+    /// Winners older than the published row of their key (§10.3).
+    pub stale: u64,
+    /// Winners that tie the published row on instant and tiebreak (the batch wins).
+    pub ties_by_arrival: u64,
+    /// The whole new rows of every date of `dates`: the declared fields and
+    /// `event_date`, unsorted; the stage writes them partitioned by `event_date`.
+    pub rows: DataFrame,
+}
+
+/// Merges `winners` (laid out as the module docs say) into the dataset published under
+/// `config.publish_root`. Reads the published files; writes nothing. `remote` names the
+/// server in errors (`spark sc://host:port`, no token).
+pub fn merge_census(
+    spark: &SparkSession,
+    remote: &str,
+    config: &Config,
+    winners: &DataFrame,
+) -> Result<MergeCensus> {
+    let schema = &config.schema;
+    let names = Names::of(schema);
+    let winners = winners.filter(expr("event_date IS NOT NULL"));
+    let span = batch_span(remote, &winners, &names.key)?;
+    let on_disk: BTreeSet<Date> = state::list_partitions(&config.publish_root)?
+        .into_iter()
+        .map(|(date, _)| date)
+        .collect();
+    let mut touched: BTreeSet<Date> = BTreeSet::new();
+    if let (Some(range), false) = (&span.keys, on_disk.is_empty()) {
+        let root = root_uri(config)?;
+        touched.extend(key_dates(spark, remote, &root, schema, range, &winners)?);
+    }
+    touched.extend(span.dates.iter().copied());
+    touched.retain(|date| on_disk.contains(date));
+    let published = published_rows(spark, remote, config, &touched)?;
+
+    let copies = ranked_copies(&published, &winners, &names, schema);
+    let best = copies.filter(expr("_copy_rank = 1"));
+    let extras = copies
+        .filter(expr("_copy_rank > 1"))
+        .select_expr(vec![&names.published_key, "_published_date"]);
+    let met = winners
+        .join(
+            &best,
+            Some(expr(&format!("{} = {}", names.key, names.published_key))),
+            JoinType::LeftOuter,
+        )
+        .with_column("_outcome", expr(&outcome(&names, schema)));
+    let met = met.with_column(
+        "_tie",
+        expr(&format!(
+            "_outcome IN ('update', 'move') AND {} = 0",
+            order(&names, schema)
+        )),
+    );
+
+    let tallied = tally(remote, &met, &extras)?;
+    let dates: Vec<Date> = tallied.by_date.keys().copied().collect();
+    let rows = new_rows(&published, &met, &extras, &names, &dates);
+    let counts = rows_by_date(remote, &rows)?;
+    let dates = tallied
+        .by_date
+        .into_iter()
+        .map(|(date, merge)| {
+            let rows = counts.get(&date).copied().unwrap_or(0);
+            let census = DateCensus {
+                rows,
+                merge: Some(merge),
+            };
+            (date, census)
+        })
+        .collect();
+    Ok(MergeCensus {
+        dates,
+        stale: tallied.stale,
+        ties_by_arrival: tallied.ties,
+        rows,
+    })
+}
+
+/// Column names as SQL identifiers: the declared fields, and their published copies
+/// renamed `_published_<index>` so a join never makes a name ambiguous.
+struct Names {
+    fields: Vec<String>,
+    published: Vec<String>,
+    key: String,
+    published_key: String,
+}
+
+impl Names {
+    fn of(schema: &Schema) -> Self {
+        let fields: Vec<String> = schema.fields.iter().map(|f| quoted(&f.name)).collect();
+        let published: Vec<String> = (0..fields.len())
+            .map(|i| format!("_published_{i}"))
+            .collect();
+        Names {
+            key: fields[schema.key].clone(),
+            published_key: published[schema.key].clone(),
+            fields,
+            published,
+        }
+    }
+}
+
+/// `name` as a back-quoted SQL identifier.
+fn quoted(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// The batch's key range and dates, from one aggregate.
+struct Span {
+    /// Lowest and highest key; `None` for an empty batch.
+    keys: Option<(SparkValue, SparkValue)>,
+    dates: BTreeSet<Date>,
+}
+
+fn batch_span(remote: &str, winners: &DataFrame, key: &str) -> Result<Span> {
+    let by_date = winners
+        .group_by([col("event_date")])
+        .agg(vec![
+            expr(&format!("min({key})")).expression().clone(),
+            expr(&format!("max({key})")).expression().clone(),
+        ])
+        .collect()
+        .map_err(failed(remote, "read the batch's key range"))?;
+    let mut span = Span {
+        keys: None,
+        dates: BTreeSet::new(),
+    };
+    for row in &by_date {
+        let (date, low, high) = (date_at(row, 0)?, value_at(row, 1)?, value_at(row, 2)?);
+        span.dates.insert(date);
+        span.keys = Some(match span.keys.take() {
+            None => (low, high),
+            Some((l, h)) => (min_key(l, low), max_key(h, high)),
+        });
+    }
+    Ok(span)
+}
+
+/// The dates the batch's keys are published on: the key column only, pruned by the
+/// key range, joined with the batch's keys.
+fn key_dates(
+    spark: &SparkSession,
+    remote: &str,
+    root: &str,
+    schema: &Schema,
+    (low, high): &(SparkValue, SparkValue),
+    winners: &DataFrame,
+) -> Result<BTreeSet<Date>> {
+    let key_field = &schema.fields[schema.key];
+    let key = quoted(&key_field.name);
+    let (low, high) = match (low, high) {
+        (SparkValue::String(l), SparkValue::String(h)) => (lit_string(l), lit_string(h)),
+        (l, h) => match (l.as_i64(), h.as_i64()) {
+            (Some(l), Some(h)) => (lit(l), lit(h)),
+            _ => {
+                return Err(Error::internal(
+                    "a key range that is neither int nor string",
+                ));
+            }
+        },
+    };
+    let ddl = format!("{key} {}, event_date DATE", sql_type(key_field.ty));
+    let rows = spark
+        .read()
+        .schema(ddl)
+        .parquet(root)
+        .filter(col(&key).between(low, high))
+        .join_using(
+            &winners.select([col(&key)]),
+            [key_field.name.clone()],
+            JoinType::LeftSemi,
+        )
+        .select([col("event_date")])
+        .distinct()
+        .collect()
+        .map_err(failed(remote, "find where the batch's keys are published"))?;
+    rows.iter().map(|row| date_at(row, 0)).collect()
+}
+
+/// The published rows of `dates`, fields renamed as [`Names`] says, plus
+/// `_published_date`; no rows when `dates` is empty (nothing is read).
+fn published_rows(
+    spark: &SparkSession,
+    remote: &str,
+    config: &Config,
+    dates: &BTreeSet<Date>,
+) -> Result<DataFrame> {
+    let schema = &config.schema;
+    let names = Names::of(schema);
+    let renamed: Vec<String> = names
+        .fields
+        .iter()
+        .zip(&names.published)
+        .map(|(field, published)| format!("{field} AS {published}"))
+        .chain(["event_date AS _published_date".to_owned()])
+        .collect();
+    let frame = if dates.is_empty() {
+        let nulls: Vec<String> = schema
+            .fields
+            .iter()
+            .map(|f| format!("CAST(NULL AS {}) AS {}", sql_type(f.ty), quoted(&f.name)))
+            .chain(["CAST(NULL AS DATE) AS event_date".to_owned()])
+            .collect();
+        spark
+            .sql(&format!("SELECT {} WHERE false", nulls.join(", ")))
+            .map_err(failed(remote, "build an empty published frame"))?
+    } else {
+        let columns: Vec<String> = schema
+            .fields
+            .iter()
+            .zip(&names.fields)
+            .map(|(field, name)| format!("{name} {}", sql_type(field.ty)))
+            .collect();
+        spark
+            .read()
+            .schema(format!("{}, event_date DATE", columns.join(", ")))
+            .parquet(&root_uri(config)?)
+            .filter(expr(&format!("event_date IN ({})", date_list(dates))))
+    };
+    Ok(frame.select_expr(renamed.iter().map(String::as_str).collect()))
+}
+
+/// The published copies of the batch's keys, each ranked among its key's copies
+/// (`_copy_rank` 1: the best by §3's order, a later date on a full tie).
+fn ranked_copies(
+    published: &DataFrame,
+    winners: &DataFrame,
+    names: &Names,
+    schema: &Schema,
+) -> DataFrame {
+    let keys = winners.select_expr(vec![&format!("{} AS _batch_key", names.key)]);
+    let order_by = &names.published[schema.order_by];
+    let tiebreak = schema
+        .tiebreak
+        .map(|i| format!(", {} DESC NULLS LAST", names.published[i]))
+        .unwrap_or_default();
+    published
+        .join(
+            &keys,
+            Some(expr(&format!("{} = _batch_key", names.published_key))),
+            JoinType::LeftSemi,
+        )
+        .with_column(
+            "_copy_rank",
+            expr(&format!(
+                "row_number() OVER (PARTITION BY {} ORDER BY {order_by} DESC NULLS LAST\
+                 {tiebreak}, _published_date DESC)",
+                names.published_key
+            )),
+        )
+}
+
+/// A SQL comparison of `a` and `b` (-1, 0 or 1), a null below any value as `Option`
+/// orders.
+fn compare(a: &str, b: &str) -> String {
+    format!(
+        "CASE WHEN {a} IS NULL AND {b} IS NULL THEN 0 WHEN {a} IS NULL THEN -1 \
+         WHEN {b} IS NULL THEN 1 WHEN {a} > {b} THEN 1 WHEN {a} < {b} THEN -1 ELSE 0 END"
+    )
+}
+
+/// How the winner stands against the published row under §3 (-1, 0 or 1): its exact
+/// instant against the published microseconds, then the tiebreak.
+fn order(names: &Names, schema: &Schema) -> String {
+    let micros = format!("unix_micros({})", names.published[schema.order_by]);
+    let seconds = format!("(({micros} - pmod({micros}, 1000000)) DIV 1000000)");
+    let nanos = format!("(pmod({micros}, 1000000) * 1000)");
+    let tiebreak = schema.tiebreak.map_or("0".to_owned(), |i| {
+        compare(&names.fields[i], &names.published[i])
+    });
+    format!(
+        "(CASE WHEN ({s}) <> 0 THEN ({s}) WHEN ({n}) <> 0 THEN ({n}) ELSE ({tiebreak}) END)",
+        s = compare("__order_secs", &seconds),
+        n = compare("__order_nanos", &nanos),
+    )
+}
+
+/// What the winner does: `insert` (a new key), `stale`, `same` (identical to the
+/// published row), `update` (on the same date) or `move` (to another date).
+fn outcome(names: &Names, schema: &Schema) -> String {
+    let micros = format!("unix_micros({})", names.published[schema.order_by]);
+    let identical: Vec<String> = names
+        .fields
+        .iter()
+        .zip(&names.published)
+        .map(|(field, published)| format!("{field} <=> {published}"))
+        .chain([format!("__order_nanos <=> pmod({micros}, 1000000) * 1000")])
+        .collect();
+    format!(
+        "CASE WHEN _published_date IS NULL THEN 'insert' WHEN {order} < 0 THEN 'stale' \
+         WHEN {identical} THEN 'same' WHEN _published_date = event_date THEN 'update' \
+         ELSE 'move' END",
+        order = order(names, schema),
+        identical = identical.join(" AND "),
+    )
+}
+
+/// The counts of a merge, gathered on the driver.
+#[derive(Default)]
+struct Tallied {
+    by_date: BTreeMap<Date, MergeCounts>,
+    stale: u64,
+    ties: u64,
+}
+
+fn tally(remote: &str, met: &DataFrame, extras: &DataFrame) -> Result<Tallied> {
+    let outcomes = met
+        .group_by([
+            col("event_date"),
+            col("_published_date"),
+            col("_outcome"),
+            col("_tie"),
+        ])
+        .count()
+        .collect()
+        .map_err(failed(remote, "count the merge's outcomes"))?;
+    let mut tallied = Tallied::default();
+    for row in &outcomes {
+        let n = count_at(row, 4)?;
+        let date = date_at(row, 0)?;
+        let outcome = row.get(2).and_then(SparkValue::as_str).unwrap_or_default();
+        if row.get(3).and_then(SparkValue::as_bool) == Some(true) {
+            tallied.ties += n;
+        }
+        match outcome {
+            "stale" => tallied.stale += n,
+            "insert" => tallied.by_date.entry(date).or_default().inserted += n,
+            "update" => tallied.by_date.entry(date).or_default().updated += n,
+            "move" => {
+                tallied.by_date.entry(date).or_default().moved_in += n;
+                let old = date_at(row, 1)?;
+                tallied.by_date.entry(old).or_default().moved_out += n;
+            }
+            _ => {}
+        }
+    }
+    let left = extras
+        .group_by([col("_published_date")])
+        .count()
+        .collect()
+        .map_err(failed(remote, "count the keys left on a second date"))?;
+    for row in &left {
+        let (date, n) = (date_at(row, 0)?, count_at(row, 1)?);
+        tallied.by_date.entry(date).or_default().moved_out += n;
+    }
+    Ok(tallied)
+}
+
+/// The whole new rows of `dates`: the published rows the batch does not replace or
+/// move away, and the winners that insert, update or move.
+fn new_rows(
+    published: &DataFrame,
+    met: &DataFrame,
+    extras: &DataFrame,
+    names: &Names,
+    dates: &[Date],
+) -> DataFrame {
+    let dates: BTreeSet<Date> = dates.iter().copied().collect();
+    let replaced = met
+        .filter(expr("_outcome IN ('update', 'move')"))
+        .select_expr(vec![&names.published_key, "_published_date"])
+        .union_all(extras)
+        .select_expr(vec![
+            &format!("{} AS _gone_key", names.published_key),
+            "_published_date AS _gone_date",
+        ]);
+    let in_dates = |column: &str| expr(&format!("{column} IN ({})", date_list(&dates)));
+    let kept_columns: Vec<String> = names
+        .published
+        .iter()
+        .zip(&names.fields)
+        .map(|(published, field)| format!("{published} AS {field}"))
+        .chain(["_published_date AS event_date".to_owned()])
+        .collect();
+    let kept = published
+        .filter(in_dates("_published_date"))
+        .join(
+            &replaced,
+            Some(expr(&format!(
+                "{} = _gone_key AND _published_date = _gone_date",
+                names.published_key
+            ))),
+            JoinType::LeftAnti,
+        )
+        .select_expr(kept_columns.iter().map(String::as_str).collect());
+    let columns: Vec<&str> = names
+        .fields
+        .iter()
+        .map(String::as_str)
+        .chain(["event_date"])
+        .collect();
+    let incoming = met
+        .filter(expr("_outcome IN ('insert', 'update', 'move')"))
+        .filter(in_dates("event_date"))
+        .select_expr(columns);
+    kept.union_by_name(&incoming)
+}
+
+fn rows_by_date(remote: &str, rows: &DataFrame) -> Result<BTreeMap<Date, u64>> {
+    rows.group_by([col("event_date")])
+        .count()
+        .collect()
+        .map_err(failed(remote, "count the merged rows per date"))?
+        .iter()
+        .map(|row| Ok((date_at(row, 0)?, count_at(row, 1)?)))
+        .collect()
+}
+
+/// `dates` as a SQL list of date literals; `NULL` (matching nothing) when empty.
+fn date_list(dates: &BTreeSet<Date>) -> String {
+    if dates.is_empty() {
+        return "NULL".to_owned();
+    }
+    let literals: Vec<String> = dates.iter().map(|d| format!("DATE'{d}'")).collect();
+    literals.join(", ")
+}
+
+fn sql_type(ty: FieldType) -> &'static str {
+    match ty {
+        FieldType::Int => "BIGINT",
+        FieldType::String => "STRING",
+        FieldType::Timestamp => "TIMESTAMP",
+    }
+}
+
+/// The publish root as a `file:` URI: a path both Wharf and the executors see.
+fn root_uri(config: &Config) -> Result<String> {
+    let root = std::path::absolute(&config.publish_root).map_err(|e| {
+        Error::io(
+            &config.publish_root,
+            "resolve the publish root",
+            "check the path",
+            e,
+        )
+    })?;
+    match root.to_str() {
+        Some(text) => Ok(format!("file://{text}")),
+        None => Err(Error::Config {
+            path: config.path.clone(),
+            message: format!(
+                "publish_root {} is not UTF-8, which Spark cannot address; rename it",
+                root.display()
+            ),
+        }),
+    }
+}
+
+fn min_key(a: SparkValue, b: SparkValue) -> SparkValue {
+    if key_order(&b, &a).is_lt() { b } else { a }
+}
+
+fn max_key(a: SparkValue, b: SparkValue) -> SparkValue {
+    if key_order(&b, &a).is_gt() { b } else { a }
+}
+
+/// Keys order as the published files sort them: integers by value, strings by bytes.
+fn key_order(a: &SparkValue, b: &SparkValue) -> std::cmp::Ordering {
+    match (a, b) {
+        (SparkValue::String(a), SparkValue::String(b)) => a.as_bytes().cmp(b.as_bytes()),
+        _ => a.as_i64().cmp(&b.as_i64()),
+    }
+}
+
+fn value_at(row: &Row, index: usize) -> Result<SparkValue> {
+    row.get(index)
+        .cloned()
+        .ok_or_else(|| Error::internal(format!("a Spark result row lacks column {index}")))
+}
+
+fn date_at(row: &Row, index: usize) -> Result<Date> {
+    match row.get(index) {
+        Some(SparkValue::Date(days)) => Ok(Date(*days)),
+        _ => Err(Error::internal(format!(
+            "Spark gave no date in column {index} of a result row"
+        ))),
+    }
+}
+
+fn count_at(row: &Row, index: usize) -> Result<u64> {
+    row.get(index)
+        .and_then(SparkValue::as_i64)
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| Error::internal("Spark gave a count that is not a count"))
+}
+
+/// Maps a Spark failure while doing `doing` to the error the operator reads: its error
+/// condition where Spark gives one, since a message may quote row values.
+fn failed<'r>(remote: &'r str, doing: &'static str) -> impl Fn(SparkError) -> Error + 'r {
+    move |e| {
+        let detail = match (e.get_condition(), e.get_sql_state()) {
+            (Some(condition), Some(state)) => {
+                format!("{doing}: Spark failed with {condition} (SQLSTATE {state})")
+            }
+            (Some(condition), None) => format!("{doing}: Spark failed with {condition}"),
+            (None, _) => {
+                let message: String = e
+                    .message()
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(300)
+                    .collect();
+                format!("{doing}: {message}")
+            }
+        };
+        Error::Engine {
+            remote: remote.to_owned(),
+            detail,
+        }
+    }
+}
