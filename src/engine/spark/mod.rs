@@ -66,12 +66,6 @@ impl SparkEngine {
         })
     }
 
-    /// The resolved values of the session settings a landing relies on
-    /// ([`session::SETTINGS`]), for the run log; empty if the server cannot be asked.
-    pub fn settings(&self) -> BTreeMap<String, String> {
-        self.session.settings().unwrap_or_default()
-    }
-
     /// Sets a session setting (tests make splits small with it).
     pub fn set(&self, key: &str, value: &str) -> Result<()> {
         self.session.set(key, value)
@@ -114,6 +108,12 @@ impl SparkEngine {
 impl Engine for SparkEngine {
     fn describe(&self) -> String {
         self.session.describe().to_owned()
+    }
+
+    /// The resolved values of the session settings a landing relies on
+    /// ([`session::SETTINGS`]), read on connect.
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.session.settings().clone()
     }
 
     fn census(

@@ -45,25 +45,34 @@ pub struct Session {
     spark: SparkSession,
     /// `spark sc://host:port`: the remote without a token or other parameters.
     describe: String,
+    /// [`SETTINGS`] as the server resolved them on connect, for the run log.
+    settings: BTreeMap<String, String>,
 }
 
 impl Session {
     /// Connects to `remote` (`sc://host:port[/;token=…]`) and sets [`SETTINGS`].
     pub fn connect(remote: &str) -> Result<Session> {
         let describe = format!("spark {}", strip_parameters(remote));
+        // The channel opens lazily: the first setting is where a dead server shows.
         let owned = (remote.to_owned(), describe.clone());
         let connect = move || {
             let (remote, describe) = owned;
-            SparkSession::builder()
+            let spark = SparkSession::builder()
                 .remote(&remote)
                 .get_or_create()
-                .map_err(|e| engine_error(&describe, "cannot connect", &e))
+                .map_err(|e| engine_error(&describe, "cannot connect", &e))?;
+            let mut session = Session {
+                spark,
+                describe,
+                settings: BTreeMap::new(),
+            };
+            for (key, value) in SETTINGS {
+                session.set(key, value)?;
+            }
+            session.settings = session.resolved_settings()?;
+            Ok(session)
         };
-        let spark = watched(&describe, "cannot connect", connect)?;
-        let session = Session { spark, describe };
-        for (key, value) in SETTINGS {
-            session.set(key, value)?;
-        }
+        let session = watched(&describe, "cannot connect", connect)?;
         Ok(session)
     }
 
@@ -85,8 +94,13 @@ impl Session {
             .map_err(|e| self.error("cannot set a session setting", &e))
     }
 
-    /// The resolved value of every setting in [`SETTINGS`], as the server reports it.
-    pub fn settings(&self) -> Result<BTreeMap<String, String>> {
+    /// The resolved value of every setting in [`SETTINGS`], as the server reported it on
+    /// connect (asking again after a lost connection would wait out the client's retries).
+    pub fn settings(&self) -> &BTreeMap<String, String> {
+        &self.settings
+    }
+
+    fn resolved_settings(&self) -> Result<BTreeMap<String, String>> {
         let mut resolved = BTreeMap::new();
         for (key, _) in SETTINGS {
             let value = self
