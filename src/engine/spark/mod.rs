@@ -76,10 +76,22 @@ impl SparkEngine {
         &self.session
     }
 
+    /// Releases the cached rows, under the guard: a dead server must not hold the engine's
+    /// drop (and so the process's exit) for the client's retries.
     fn forget_winners(&mut self) {
-        for rows in [self.winners.take(), self.merged.take()].into_iter().flatten() {
-            let _ = rows.unpersist(false);
+        let cached: Vec<DataFrame> = [self.winners.take(), self.merged.take()]
+            .into_iter()
+            .flatten()
+            .collect();
+        if cached.is_empty() {
+            return;
         }
+        let _ = self.session.guarded("releasing the cached rows", move |_| {
+            for rows in cached {
+                let _ = rows.unpersist(false);
+            }
+            Ok(())
+        });
     }
 
     /// §10 on Spark: what the batch's `winners` do to the published dates. The census's
