@@ -5,7 +5,9 @@
 //! [`engine`] does the row work (reading the input into a census, staging the winners:
 //! [`engine::local`] on this machine, through [`input`] and [`pipeline`], the driver-side
 //! read a second engine shares); [`land`] does everything else, the same for every engine
-//! (lock, quarantine, swap, trash, manifest, checkpoint, run log). The CLI ([`cli`]), the
+//! (lock, quarantine, swap, trash, manifest, checkpoint, run log). Both reach the disk's
+//! shared parts through [`store`] (crash-safe writes, failpoints, the published files, the
+//! state), so neither imports the other's internals. The CLI ([`cli`]), the
 //! operator console ([`console`]) and the unattended loop ([`watch`]) all drive
 //! [`land::run`] with the engine [`engine::open`] gives.
 
@@ -23,4 +25,5 @@ pub mod input;
 pub mod land;
 pub mod pipeline;
 pub mod plan;
+pub mod store;
 pub mod watch;

@@ -4,7 +4,7 @@ use super::{emit, report::inert};
 use crate::config::Config;
 use crate::error::Result;
 use crate::exit;
-use crate::land::state;
+use crate::store::state;
 
 pub fn status(config: &Config, json: bool) -> Result<u8> {
     let manifest = state::read_manifest(config)?;

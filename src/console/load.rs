@@ -6,7 +6,8 @@ use super::app::PartitionRow;
 use super::msg::Snapshot;
 use crate::config::Config;
 use crate::inbox;
-use crate::land::{quarantine, runlog, state, trash};
+use crate::land::{quarantine, runlog, trash};
+use crate::store::state;
 
 /// Everything the views list, read now.
 pub fn snapshot(config: &Config) -> Snapshot {

@@ -6,8 +6,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::land::atomic;
-use crate::land::failpoint::{self, Op};
+use crate::store::atomic;
+use crate::store::failpoint::{self, Op};
 
 /// A trash generation's record, beside its Parquet files (not one of the partition's).
 pub const RECORD: &str = "generation.json";

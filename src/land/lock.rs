@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::land::atomic;
+use crate::store::atomic;
 
 /// An OS lock held while a run may write (or, on `.watch.lock`, while a watch runs);
 /// dropping it releases the lock.

@@ -6,16 +6,11 @@
 //! [`plan_input`] is the read-only half (what `wharf plan` and the console show);
 //! [`run`] is the whole landing, top to bottom in the contract's order.
 
-pub mod atomic;
-pub mod failpoint;
 mod folder;
-pub mod keys;
 pub mod lock;
-pub mod parquet_files;
 pub mod quarantine;
 pub mod restore;
 pub mod runlog;
-pub mod state;
 pub mod swap;
 pub mod trash;
 
@@ -27,6 +22,7 @@ use crate::engine::{Engine, Staged};
 use crate::error::Result;
 use crate::input;
 use crate::plan::{self, Action, Checkpoint, DecideOptions, Manifest, Owner, PartitionEntry, Plan};
+use crate::store::{atomic, failpoint, keys, state};
 
 pub use crate::engine::Progress;
 

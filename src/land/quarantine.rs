@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::land::{atomic, state};
 use crate::plan::{Counts, Plan};
+use crate::store::{atomic, state};
 
 /// One line of `rejects.jsonl`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,9 @@
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::{atomic, lock, parquet_files, runlog, state, swap, timestamp_now, trash};
+use crate::land::{lock, runlog, swap, timestamp_now, trash};
 use crate::plan::{Counts, PartitionEntry};
+use crate::store::{atomic, parquet_files, state};
 
 /// What a restore brought back.
 #[derive(Clone, Debug, PartialEq, Eq)]

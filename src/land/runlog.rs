@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::land::atomic;
 use crate::plan::Counts;
+use crate::store::atomic;
 
 /// One run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -28,10 +28,11 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::failpoint::{self, Op};
+use crate::land::folder;
 use crate::land::trash::{self, Generation};
-use crate::land::{atomic, folder, state};
 use crate::plan::Owner;
+use crate::store::failpoint::{self, Op};
+use crate::store::{atomic, state};
 
 /// `<parent of publish_root>/.<publish_root name>.wharf-staging`: on the publish root's
 /// file system, never inside it, hidden by name.

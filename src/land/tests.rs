@@ -5,6 +5,7 @@
 use super::*;
 use crate::contract::{Instant, Record, Value};
 use crate::engine::local::{LocalEngine, ReadOptions};
+use crate::store::parquet_files;
 
 const KEYS: u64 = 3_000;
 

@@ -19,8 +19,8 @@ use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::land::folder::{self, RECORD};
-use crate::land::{atomic, state};
 use crate::plan::Owner;
+use crate::store::{atomic, state};
 
 /// A replaced generation's record in the trash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::land::{atomic, state};
+use crate::store::{atomic, state};
 
 /// What identifies one version of a file without reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! The two ways a published date is swapped: the atomic exchange, and the two-rename
 //! fallback of file systems and kernels without one, forced with `WHARF_SWAP=two_renames`
-//! (see `land::failpoint`). The failpoint, fault and kill tests run on both ([`BOTH`]);
+//! (see `store::failpoint`). The failpoint, fault and kill tests run on both ([`BOTH`]);
 //! [`SwapPath::cmd`] runs `wharf` on one, and each test checks the run log to prove the
 //! path it asked for is the one taken.
 

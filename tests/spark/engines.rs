@@ -8,8 +8,8 @@ use wharf::config::Config;
 use wharf::contract::{Date, Record};
 use wharf::engine::spark::SparkEngine;
 use wharf::engine::{Engine, LocalEngine};
-use wharf::land::parquet_files;
 use wharf::plan::{Census, DecideOptions, Manifest, Plan};
+use wharf::store::parquet_files;
 
 /// The Spark Connect server the suite runs against.
 pub fn remote() -> String {

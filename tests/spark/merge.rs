@@ -12,10 +12,10 @@ use spark_connect::row::Value as SparkValue;
 use wharf::config::Config;
 use wharf::contract::{Date, FieldType, LineBytes, Outcome, Schema, Value, classify};
 use wharf::engine::spark::merge::{MergeCensus, merge_census};
-use wharf::land::{parquet_files, state};
 use wharf::plan::merge::{Merged, PublishedRows, merge};
 use wharf::plan::rank::compare;
 use wharf::plan::{Event, MergeCounts};
+use wharf::store::{parquet_files, state};
 
 use crate::kit::{Events, Product, event, event_seq};
 

@@ -33,11 +33,11 @@ use crate::config::{Config, WriteMode};
 use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::input::{self, Input};
-use crate::land::{atomic, keys, parquet_files, state};
 use crate::pipeline;
 use crate::plan::{
     self, Batch, Census, DateCensus, Event, Manifest, MergeCounts, Merged, Plan, PublishedRows,
 };
+use crate::store::{atomic, keys, parquet_files, state};
 use scratch::FileScratch;
 
 /// How the local engine reads its input. Every shipped path uses [`ReadOptions::default`];

@@ -26,8 +26,8 @@ use parquet::schema::types::{ColumnDescPtr, Type, TypePtr};
 use crate::contract::{Field, FieldType, Schema, row};
 use crate::engine::local::rowset::RowSet;
 use crate::error::{Error, Result};
-use crate::land::atomic;
-use crate::land::failpoint::{self, Op};
+use crate::store::atomic;
+use crate::store::failpoint::{self, Op};
 
 /// Rows per row group, at most.
 const ROW_GROUP_ROWS: usize = 1 << 20;
@@ -440,8 +440,8 @@ fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
 mod tests {
     use super::*;
     use crate::contract::{Instant, Record, Value};
-    use crate::land::parquet_files::{count_rows, open_reader, read_partition};
     use crate::plan::rank::Event;
+    use crate::store::parquet_files::{count_rows, open_reader, read_partition};
     use parquet::file::reader::FileReader;
 
     /// `records` as the winners of lines 1, 2, …

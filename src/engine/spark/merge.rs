@@ -41,7 +41,7 @@ use spark_connect::{DataFrame, SparkError, SparkSession};
 use crate::config::Config;
 use crate::contract::{Date, FieldType, Schema};
 use crate::error::{Error, Result};
-use crate::land::state;
+use crate::store::state;
 use crate::plan::{DateCensus, MergeCounts};
 
 /// What a batch does to the published dates, decided by Spark.

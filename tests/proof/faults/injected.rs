@@ -1,4 +1,4 @@
-//! EIO and ENOSPC injected (`WHARF_FAULT=<op>:<errno>:<nth>`, see `land::failpoint`)
+//! EIO and ENOSPC injected (`WHARF_FAULT=<op>:<errno>:<nth>`, see `store::failpoint`)
 //! into the nth write, fsync or rename of a run that replaces two published dates, for
 //! every nth the run makes. After each: exit 1; stderr names a path and says what to do;
 //! each date byte-for-byte old or new, and the manifest and checkpoint never claim more

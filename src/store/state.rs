@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::{atomic, parquet_files};
 use crate::plan::{Checkpoint, Manifest, Published, PublishedDate};
+use crate::store::{atomic, parquet_files};
 
 /// The folder of `date` under `root`: `event_date=YYYY-MM-DD`.
 pub fn partition_dir(root: &Path, date: Date) -> PathBuf {

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::land::failpoint::{self, Op};
+use crate::store::failpoint::{self, Op};
 
 /// Writes `bytes` to `path` so a reader or a crash sees the old file or the new one,
 /// never a part. The file is created with mode `mode`.

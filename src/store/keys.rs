@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::contract::{Date, Value};
 use crate::error::{Error, Result};
-use crate::land::{atomic, parquet_files, state};
 use crate::plan::Manifest;
+use crate::store::{atomic, parquet_files, state};
 
 /// A key as stored in the index.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

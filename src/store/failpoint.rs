@@ -9,7 +9,7 @@
 //! - [`fault`]: with `WHARF_FAULT=<op>:<errno>[:<nth>]` (`op` ∈ `write`, `fsync`,
 //!   `rename`; `errno` ∈ `EIO`, `ENOSPC`; `nth` defaults to 1), the nth call of that kind
 //!   in the process fails with that OS error, as a failing disk or a full one would.
-//!   The I/O helpers of `land` ([`atomic`](super::atomic), the Parquet writer, the swap,
+//!   The I/O helpers ([`atomic`](super::atomic), the Parquet writer, the swap,
 //!   the trash, the run log) ask before each such call.
 //! - [`exchange_disabled`]: with `WHARF_SWAP=two_renames`, the swap behaves as on a file
 //!   system or kernel without `renameat2(RENAME_EXCHANGE)` (some network mounts, macOS)

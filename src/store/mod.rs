@@ -1,0 +1,13 @@
+//! EFFECTS, shared. The dataset and the state on disk as every part of Wharf reads and
+//! writes them: crash-safe writes ([`atomic`]), the failpoints and injected faults that
+//! prove them ([`failpoint`]), the published Parquet read back ([`parquet_files`]), the
+//! checkpoint, manifest and paths ([`state`]), and merge mode's key index ([`keys`]).
+//!
+//! Both `land` (the landing's steps) and the engines (their row work) use these; neither
+//! is used by them, so no two modules import each other.
+
+pub mod atomic;
+pub mod failpoint;
+pub mod keys;
+pub mod parquet_files;
+pub mod state;
