@@ -55,6 +55,11 @@ if [[ " ${tools[*]} " =~ " spark " || " ${tools[*]} " =~ " pyspark " ]]; then
   "${server[@]}" start --port "$PORT" >&2
   server_pid=$(<"$OUT/spark-server/server.pid")
 fi
+# The PySpark job's client: the python whose pyspark the server runs.
+pyspark_python=python3
+if [[ " ${tools[*]} " =~ " pyspark " ]]; then
+  pyspark_python=$("${server[@]}" python)
+fi
 # CPU seconds (user + system) the server has used so far.
 server_cpu() {
   [[ -n $server_pid ]] || { echo 0; return; }
@@ -107,7 +112,7 @@ run_one() {
       cmd=("$WHARF" run "$dir/inbox/$(basename "$FILE")" --config "$dir/wharf.toml")
       [[ $tool == local ]] || cmd+=(--engine spark --remote "$REMOTE") ;;
     pyspark)
-      cmd=(python3 "$BENCH/pyspark_land.py" "$FILE" "$dir/lake/orders" --remote "$REMOTE") ;;
+      cmd=("$pyspark_python" "$BENCH/pyspark_land.py" "$FILE" "$dir/lake/orders" --remote "$REMOTE") ;;
   esac
   sync
   local before after
@@ -166,7 +171,7 @@ done
 
 # --- table --------------------------------------------------------------------------
 wharf_version="$("$WHARF" --version 2>/dev/null || echo '?') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-spark_version=$(python3 -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null || echo '?')
+spark_version=$("$pyspark_python" -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null || echo '?')
 python3 - "$RUNS" "$FILE" "$REPS" "$wharf_version" "$spark_version" "$SPARK_DRIVER_MEMORY" <<'EOF' | tee "$OUT/spark.md"
 import csv, os, statistics, sys, time
 runs, path, reps, wv, sv, heap = sys.argv[1:7]

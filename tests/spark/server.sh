@@ -2,7 +2,7 @@
 # A local Spark Connect server (local[2], pip's pyspark 4) for the Spark suite and the
 # benchmarks, started and stopped by its own process id.
 #
-#   tests/spark/server.sh start|stop|status [--port N] [--kill]
+#   tests/spark/server.sh start|stop|status|python [--port N] [--kill]
 #
 #   start   starts the server in the background unless this script's server already runs
 #           on that port, and waits until the port accepts connections
@@ -10,6 +10,8 @@
 #           group, SIGKILL after WHARF_SPARK_STOP_TIMEOUT s), and waits for it to exit;
 #           --kill sends SIGKILL at once, as a crashed host would
 #   status  exit 0 and its pid when it runs, exit 3 when it does not
+#   python  prints the python whose pyspark the server runs (making the venv if needed),
+#           for a PySpark client of the same version
 #
 # Its pid file and log are in <target dir>/spark-server/<port>/ (server.pid, server.log),
 # which is also its working folder (spark-warehouse, metastore_db). Env:
@@ -27,11 +29,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$here/.venv"
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 fail() { echo "server.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
-[[ $command == start || $command == stop || $command == status ]] || { usage >&2; exit 2; }
+[[ $command =~ ^(start|stop|status|python)$ ]] || { usage >&2; exit 2; }
 shift
 port="${WHARF_SPARK_PORT:-15002}"
 hard_kill=0
@@ -177,6 +179,8 @@ stop() {
   rm -f "$pid_file"
   echo "server.sh: stopped the Spark Connect server on port $port (pid $pid)"
 }
+
+python() { find_python; }
 
 status() {
   local pid
