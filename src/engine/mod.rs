@@ -98,6 +98,15 @@ pub fn open(config: &Config) -> Result<Box<dyn Engine>> {
     }
 }
 
+/// The engine for a plan that will not be staged: [`open`]'s, but a local engine keeps no
+/// winners' rows ([`LocalEngine::planning`]).
+pub fn open_for_plan(config: &Config) -> Result<Box<dyn Engine>> {
+    match config.engine.kind {
+        EngineKind::Local => Ok(Box::new(LocalEngine::planning(false))),
+        _ => open(config),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -127,6 +127,17 @@ pub struct Collapsed {
     pub conflicts: Vec<(u64, u64)>,
 }
 
+impl Collapsed {
+    /// The plan's report of the same verdicts, of `events` logged.
+    pub fn resolved(&self, events: u64) -> Resolved {
+        Resolved {
+            accepted: events - self.conflicts.len() as u64,
+            retries: self.retries.len() as u64,
+            conflicts: self.conflicts.iter().map(|&(line, _)| line).collect(),
+        }
+    }
+}
+
 impl Verdicts for Collapsed {
     type First = u64;
 

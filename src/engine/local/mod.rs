@@ -18,10 +18,12 @@ pub mod rowset;
 pub mod scratch;
 pub mod tables;
 pub mod tally;
+pub mod trail;
 
 pub use events::{Collapsed, EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use rowset::RowSet;
 pub use tally::{Finish, Ranking, Summary, Tally};
+pub use trail::EventsByKey;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -63,6 +65,21 @@ pub struct LocalEngine {
     read: ReadOptions,
     /// Each date's whole new rows, sorted by key (empty: a merge retires the date).
     partitions: BTreeMap<Date, RowSet>,
+    /// What its censuses are for.
+    purpose: Purpose,
+    /// The last census's events by key, when [`LocalEngine::planning`] asked for them.
+    events_by_key: Option<EventsByKey>,
+}
+
+/// What a [`LocalEngine`]'s censuses are for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Purpose {
+    /// A landing: the winners' rows are kept for [`Engine::stage`].
+    #[default]
+    Land,
+    /// A plan: nothing is staged, so a replace-mode census keeps no rows; `trail` also
+    /// keeps every key's events for the console's Ranked tab.
+    Plan { trail: bool },
 }
 
 impl LocalEngine {
@@ -74,8 +91,24 @@ impl LocalEngine {
     pub fn reading(read: ReadOptions) -> Self {
         LocalEngine {
             read,
-            partitions: BTreeMap::new(),
+            ..LocalEngine::default()
         }
+    }
+
+    /// A local engine that only plans: its census keeps no winners' rows (a fraction of
+    /// the memory on an input of many keys) and cannot be staged. With `trail`, it also
+    /// keeps every key's events ([`LocalEngine::take_events_by_key`]).
+    pub fn planning(trail: bool) -> Self {
+        LocalEngine {
+            purpose: Purpose::Plan { trail },
+            ..LocalEngine::default()
+        }
+    }
+
+    /// The last census's events by key: kept by [`LocalEngine::planning`]`(true)` for an
+    /// input without conflicts whose lines number below 2³¹, else `None`.
+    pub fn take_events_by_key(&mut self) -> Option<EventsByKey> {
+        self.events_by_key.take()
     }
 }
 
@@ -92,13 +125,18 @@ impl Engine for LocalEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.partitions.clear();
-        let (sha256, mut summary) = read_and_summarise(config, input, self.read, progress)?;
+        self.events_by_key = None;
+        let (sha256, mut summary) =
+            read_and_summarise(config, input, self.read, self.purpose, progress)?;
+        self.events_by_key = summary.events_by_key.take().map(|events| *events);
         let fields = config.schema.fields.len();
         let mut counts = summary.counts.clone();
         let dates = match config.write_mode {
             WriteMode::Replace => {
-                let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
-                self.partitions = by_date(winners, &summary.dates, config);
+                if self.purpose == Purpose::Land {
+                    let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
+                    self.partitions = by_date(winners, &summary.dates, config);
+                }
                 summary
                     .dates
                     .iter()
@@ -146,6 +184,11 @@ impl Engine for LocalEngine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged> {
+        if self.purpose != Purpose::Land {
+            return Err(crate::Error::internal(
+                "a planning local engine keeps no rows to stage: land with LocalEngine::new",
+            ));
+        }
         // Taken: the rows are freed once staged, not held until the next census.
         let partitions = std::mem::take(&mut self.partitions);
         let mut staged = Staged::default();
@@ -202,6 +245,7 @@ fn read_and_summarise(
     config: &Config,
     input: &Input,
     read: ReadOptions,
+    purpose: Purpose,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(String, Summary)> {
     let scratch_dir = std::env::temp_dir();
@@ -211,13 +255,27 @@ fn read_and_summarise(
             .map_err(|e| FileScratch::error(&scratch_dir, e))
     };
     let scratch = || FileScratch::in_dir(&scratch_dir);
-    let (sha256, tally) = read_and_tally(config, input, read, progress, scratch(), Vec::new())?;
+    let (sha256, tally) = read_and_tally(
+        config,
+        input,
+        (read, purpose),
+        progress,
+        scratch(),
+        Vec::new(),
+    )?;
     let conflicts = match finish(tally)? {
         Finish::Done(summary) => return Ok((sha256, summary)),
         Finish::Rescan(conflicts) => conflicts,
     };
     let again = input::open(&input.path)?;
-    let (second, tally) = read_and_tally(config, &again, read, progress, scratch(), conflicts)?;
+    let (second, tally) = read_and_tally(
+        config,
+        &again,
+        (read, purpose),
+        progress,
+        scratch(),
+        conflicts,
+    )?;
     match finish(tally)? {
         Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
         _ => Err(crate::Error::Input {
@@ -234,13 +292,22 @@ fn read_and_summarise(
 fn read_and_tally<'c>(
     config: &'c Config,
     input: &Input,
-    read: ReadOptions,
+    (read, purpose): (ReadOptions, Purpose),
     progress: &mut dyn FnMut(Progress) -> bool,
     scratch: FileScratch,
     conflicts: Vec<u64>,
 ) -> Result<(String, Tally<'c>)> {
     let log = EventLog::new(Box::new(scratch), read.log_bucket_records);
+    // A trail is for an input without conflicts: a rescan keeps none.
+    let trail = purpose == Purpose::Plan { trail: true } && conflicts.is_empty();
     let mut tally = Tally::rescan(&config.schema, log, conflicts);
+    // Merge mode merges the winners' rows even in a plan.
+    if matches!(purpose, Purpose::Plan { .. }) && config.write_mode == WriteMode::Replace {
+        tally.plan_only();
+    }
+    if trail {
+        tally.keep_trail();
+    }
     // Order events run ~130 bytes a line: a key table sized for 140-byte lines rarely
     // grows (growing one doubles it, and its new pages fault in slowly).
     tally.reserve((input.size / 140) as usize);

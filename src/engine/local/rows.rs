@@ -26,6 +26,13 @@ const ROW_BLOCK: usize = 4 << 20;
 const ROW_SLACK: usize = 16;
 
 impl Slot {
+    /// No record: a plan's key that needs none ([`Rows::room`] on it panics).
+    pub const NONE: Slot = Slot {
+        block: u32::MAX,
+        offset: 0,
+        room: 0,
+    };
+
     /// Bytes reserved for the record (an upper bound of its length).
     pub fn room(&self) -> u32 {
         self.room

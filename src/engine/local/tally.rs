@@ -7,10 +7,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::events::{EventLog, Resolved};
+use super::events::{Collapsed, EventLog, Resolved};
 use super::key_index::KeyIndex;
 use super::rows::{Rows, Slot};
 use super::rowset::RowSet;
+use super::trail::{EventsByKey, KeysInOrder, Trail};
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 use crate::plan::batch::{self, Accepted, Batch, ShortKey};
 use crate::plan::rank::Packed;
@@ -82,6 +83,11 @@ pub struct Ranking<'s> {
     /// Lines known to be conflicts (a rescan), in order; `next_conflict` is the cursor.
     conflicts: Vec<u64>,
     next_conflict: usize,
+    /// Whether every best record is kept (for the winners' rows); a plan keeps only those
+    /// whose key its short key does not hold whole ([`Tally::plan_only`]).
+    keep_records: bool,
+    /// Every accepted event's key and line, when asked for ([`Tally::keep_trail`]).
+    trail: Option<Trail>,
 }
 
 /// The most keys [`Tally::reserve`] makes room for ahead.
@@ -102,10 +108,13 @@ pub struct Summary {
     pub counts: Counts,
     /// Rejects and breaches, in line order.
     pub findings: Vec<LineFinding>,
-    /// The rank-1 event of each key, sorted by key.
+    /// The rank-1 event of each key, sorted by key (empty after [`Tally::plan_only`]).
     pub winners: RowSet,
     /// Rows per `event_date` among the winners.
     pub dates: BTreeMap<Date, u64>,
+    /// Every key's events, when a trail was kept and the input fits one (no conflicts,
+    /// lines below 2³¹).
+    pub events_by_key: Option<Box<EventsByKey>>,
 }
 
 impl Summary {
@@ -134,8 +143,26 @@ impl<'s> Tally<'s> {
                 tied_ids: HashMap::new(),
                 conflicts: Vec::new(),
                 next_conflict: 0,
+                keep_records: true,
+                trail: None,
             },
         }
+    }
+
+    /// For a plan, which stages nothing: the winners' records are not kept (most of a
+    /// census's memory), only a key's that its short key does not hold. Takes effect where
+    /// nothing else needs them: the date is the `order_by` instant's, and no conflict is
+    /// known (a rescan names the field that differs from the earlier record).
+    pub fn plan_only(&mut self) {
+        let schema = self.ranking.schema;
+        self.ranking.keep_records =
+            schema.date_of != schema.order_by || !self.ranking.conflicts.is_empty();
+    }
+
+    /// Keeps every accepted event's key and line (8 bytes an event) for
+    /// [`Summary::events_by_key`].
+    pub fn keep_trail(&mut self) {
+        self.ranking.trail = Some(Trail::default());
     }
 
     /// The second pass over an input whose first found `conflicts` (see [`Finish`]).
@@ -185,26 +212,40 @@ impl<'s> Tally<'s> {
     pub fn finish(self) -> std::io::Result<Finish> {
         let (log, ranking) = (self.log, self.ranking);
         let known = ranking.conflicts.clone();
-        // §2 resolves on another thread while the winners are sorted and copied.
+        let events = log.len();
+        let trail = ranking.trail.is_some();
+        // §2 resolves on another thread while the winners are sorted and copied; a trail
+        // wants the line each retry repeats too.
         let (resolved, summary) = std::thread::scope(|scope| {
-            let resolving = scope.spawn(move || log.resolve(1));
+            let resolving = scope.spawn(move || {
+                if trail {
+                    let collapsed = log.collapse(1)?;
+                    Ok((collapsed.resolved(events), Some(collapsed)))
+                } else {
+                    log.resolve(1).map(|resolved| (resolved, None))
+                }
+            });
             let summary = ranking.finish();
-            let resolved = resolving
+            let resolved: std::io::Result<(Resolved, Option<Collapsed>)> = resolving
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (resolved, summary)
         });
+        let (resolved, collapsed) = resolved?;
         let Resolved {
             accepted,
             retries,
             conflicts,
-        } = resolved?;
+        } = resolved;
         if conflicts != known {
             return Ok(Finish::Rescan(conflicts));
         }
-        let mut summary = summary;
+        let (mut summary, trail) = summary;
         summary.counts.accepted = accepted;
         summary.counts.retries = retries;
+        if let (Some((trail, keys)), Some(collapsed)) = (trail, collapsed) {
+            summary.events_by_key = trail.arrange(keys, collapsed).map(Box::new);
+        }
         Ok(Finish::Done(summary))
     }
 }
@@ -275,26 +316,27 @@ impl Ranking<'_> {
         debug_assert!(line & TIED == 0);
         let (best, rows, schema) = (&mut self.best, &mut self.rows, self.schema);
         let short_key = event.short_key;
+        // A key its short key holds whole needs no record to be told apart.
+        let keep = self.keep_records || !short_key.is_whole();
         let found = self.by_key.find(event.key_hash, &short_key, |i| {
             let b = &best[i as usize];
             b.short_key == short_key && (short_key.is_whole() || key_of(rows, b, schema) == key)
         });
+        if let Some(trail) = &mut self.trail {
+            trail.push(found.unwrap_or(best.len() as u32), line);
+        }
         let Some(index) = found else {
             let index = best.len() as u32;
             best.push(Best {
                 id,
                 line_and_tied: line,
                 precedence: event.precedence,
-                row: rows.insert(row),
+                row: if keep { rows.insert(row) } else { Slot::NONE },
                 short_key,
             });
             self.by_key.insert(event.key_hash, &short_key, index, |i| {
                 let b = &best[i as usize];
-                batch::key_hash(
-                    b.short_key
-                        .whole()
-                        .unwrap_or_else(|| key_of(rows, b, schema)),
-                )
+                batch::key_hash(key_bytes(rows, b, schema))
             });
             return;
         };
@@ -327,7 +369,11 @@ impl Ranking<'_> {
             id,
             line_and_tied: if tied { line | TIED } else { line },
             precedence: event.precedence,
-            row: rows.replace(b.row, row),
+            row: if keep {
+                rows.replace(b.row, row)
+            } else {
+                b.row
+            },
             short_key,
         };
     }
@@ -357,8 +403,9 @@ impl Ranking<'_> {
         }
     }
 
-    /// The summary, without §2's counts: winners sorted by key, their dates.
-    fn finish(self) -> Summary {
+    /// The summary, without §2's counts: winners sorted by key, their dates; and, with a
+    /// trail, the trail and its keys to arrange once §2 is resolved.
+    fn finish(self) -> (Summary, Option<(Trail, KeysInOrder)>) {
         let schema = self.schema;
         let fields = schema.fields.len();
         let mut counts = self.counts;
@@ -379,30 +426,69 @@ impl Ranking<'_> {
                     let mut keys: Vec<(Value, u32)> = best
                         .iter()
                         .enumerate()
-                        .map(|(i, b)| (row::decode_value(key_of(&rows, b, schema)), i as u32))
+                        .map(|(i, b)| (row::decode_value(key_bytes(&rows, b, schema)), i as u32))
                         .collect();
                     keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                     keys.into_iter().map(|(_, i)| i).collect()
                 }
             };
+        let trail = self
+            .trail
+            .filter(|t| !t.overflowed())
+            .map(|trail| (trail, keys_in_order(&rows, &best, &order, schema)));
         let date_of = if schema.date_of == schema.order_by {
             winners::DateOf::Precedence
         } else {
             winners::DateOf::Field(schema.date_of)
         };
-        let (winners, census) = winners::place_in_order(rows, &best, &order, fields, date_of);
+        let (winners, census) = if self.keep_records {
+            winners::place_in_order(rows, &best, &order, fields, date_of)
+        } else {
+            (RowSet::new(fields), winners::count(&best))
+        };
         drop(best);
         counts.ties_by_arrival = census.ties;
         let dates = census.dates;
         let mut findings = self.findings;
         // Conflicts are found after their batch's other findings.
         findings.sort_by_key(|f| f.line);
-        Summary {
+        let summary = Summary {
             counts,
             findings,
             winners,
             dates,
+            events_by_key: None,
+        };
+        (summary, trail)
+    }
+}
+
+/// The keys of `order` as the trail arranges them: each key's winner line (flagged when
+/// tied), by key number, and the keys as shown, in order.
+fn keys_in_order(rows: &Rows, best: &[Best], order: &[u32], schema: &Schema) -> KeysInOrder {
+    let winners = best
+        .iter()
+        .map(|b| b.line() | if b.tied() { KeysInOrder::TIED } else { 0 })
+        .collect();
+    let mut names = String::new();
+    let mut name_ends = Vec::with_capacity(order.len());
+    for &i in order {
+        let key = row::decode_value(key_bytes(rows, &best[i as usize], schema));
+        match key {
+            Value::Int(n) => {
+                use std::fmt::Write;
+                let _ = write!(names, "{n}");
+            }
+            other => names.push_str(&display_value(&other)),
         }
+        name_ends.push(names.len());
+    }
+    names.shrink_to_fit();
+    KeysInOrder {
+        order: order.to_vec(),
+        winners,
+        names,
+        name_ends,
     }
 }
 
@@ -431,6 +517,13 @@ pub fn summarise(schema: &Schema, batches: &[Batch]) -> std::io::Result<Summary>
 /// Whether the schema's keys are ints (a [`KeyIndex`] may then file them by value).
 fn int_keys(schema: &Schema) -> bool {
     schema.fields[schema.key].ty == crate::contract::FieldType::Int
+}
+
+/// The encoded key of `best`: its short key when whole, else its record's key field.
+fn key_bytes<'r>(rows: &'r Rows, best: &'r Best, schema: &Schema) -> &'r [u8] {
+    best.short_key
+        .whole()
+        .unwrap_or_else(|| key_of(rows, best, schema))
 }
 
 /// The encoded key field of `best`'s record.

@@ -319,3 +319,120 @@ fn long_string_keys_that_share_a_prefix_rank_apart() {
     assert_eq!(got.len(), 1000);
     assert_eq!(got, want);
 }
+
+/// [`super::summarise`] as a plan tallies: `plan_only`, with a trail.
+fn summarise_for_plan(schema: &Schema, batches: &[Batch]) -> Summary {
+    let tally_all = |conflicts: Vec<u64>| {
+        let known = conflicts.is_empty();
+        let mut tally = Tally::rescan(schema, EventLog::default(), conflicts);
+        tally.plan_only();
+        if known {
+            tally.keep_trail();
+        }
+        for batch in batches {
+            tally.push_batch(batch);
+        }
+        tally.finish().unwrap()
+    };
+    match tally_all(Vec::new()) {
+        Finish::Done(summary) => summary,
+        Finish::Rescan(conflicts) => match tally_all(conflicts) {
+            Finish::Done(summary) => summary,
+            Finish::Rescan(_) => panic!("the same batches found other conflicts"),
+        },
+    }
+}
+
+/// The orders fixture with a string key whose values outgrow the short key: keys that
+/// share their first 14 bytes must still be told apart, from their records.
+fn long_string_keys() -> Config {
+    let text = r#"
+product = "orders"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "string",    required = true }
+status     = { type = "string",    required = true }
+updated_at = { type = "timestamp", required = true }
+seq        = { type = "int" }
+"#;
+    Config::parse(text, Path::new("/w.toml"), Path::new("/")).unwrap()
+}
+
+proptest! {
+    /// A plan keeps no winners' records, yet counts, finds and dates exactly what a
+    /// landing's tally does; its trail's winners are the landing's winners.
+    #[test]
+    fn a_plan_counts_what_a_landing_counts(
+        lines in prop::collection::vec(
+            (0usize..12, 0i64..5, 0u32..4, prop::option::of(0i64..3), 0u32..3, 0u32..3),
+            1..60,
+        ),
+        long_keys in any::<bool>(),
+    ) {
+        let config = if long_keys { long_string_keys() } else { config() };
+        let schema = &config.schema;
+        let mut batch = Batch::default();
+        for (i, &(id, key, minute, seq, status, day)) in lines.iter().enumerate() {
+            let seq = seq.map(|s| format!(r#","seq":{s}"#)).unwrap_or_default();
+            let key = if long_keys {
+                format!(r#""order-2024-03-0000000{key}""#)
+            } else {
+                key.to_string()
+            };
+            let line = format!(
+                r#"{{"event_id":"e{id}","order_id":{key},"status":"S{status}","updated_at":"2024-03-0{}T10:0{minute}:00Z"{seq}}}"#,
+                day + 1
+            );
+            let outcome = classify(LineBytes::Kept(line.as_bytes()), schema);
+            batch.push(i as u64 + 1, outcome, schema);
+        }
+        let batches = [batch];
+        let landing = super::summarise(schema, &batches).unwrap();
+        let plan = summarise_for_plan(schema, &batches);
+        prop_assert_eq!(&plan.counts, &landing.counts);
+        prop_assert_eq!(&plan.findings, &landing.findings);
+        prop_assert_eq!(&plan.dates, &landing.dates);
+        let conflicts = landing.findings.iter().any(|f| f.issue.reason == LineReason::Conflict);
+        if conflicts {
+            // A rescan keeps the records: it names the field a conflict changes.
+            prop_assert_eq!(plan.winners.len(), landing.winners.len());
+            prop_assert!(plan.events_by_key.is_none());
+        } else {
+            prop_assert_eq!(plan.winners.len(), 0);
+            let events = plan.events_by_key.expect("a trail without conflicts");
+            let kept: Vec<u64> = events
+                .entries
+                .iter()
+                .filter(|&&e| e & EventsByKey::KEPT != 0)
+                .map(|e| e & EventsByKey::LINE)
+                .collect();
+            let lines: Vec<u64> = landing.winners.events().map(|w| w.line).collect();
+            prop_assert_eq!(kept, lines);
+            let names: Vec<&str> = events
+                .name_ends
+                .iter()
+                .scan(0, |start, &end| {
+                    let name = &events.names[*start..end];
+                    *start = end;
+                    Some(name)
+                })
+                .collect();
+            let keys: Vec<String> = landing
+                .winners
+                .events()
+                .map(|w| display_value(&w.record[schema.key]))
+                .collect();
+            prop_assert_eq!(names, keys);
+            let ties = events.flags.iter().filter(|&&f| f & EventsByKey::TIE != 0).count();
+            prop_assert_eq!(ties as u64, landing.counts.ties_by_arrival);
+            let retries = events.entries.iter().filter(|&&e| e & EventsByKey::REPEAT != 0).count();
+            prop_assert_eq!(retries as u64, landing.counts.retries);
+        }
+    }
+}

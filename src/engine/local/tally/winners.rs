@@ -79,6 +79,25 @@ pub(super) struct Census {
 }
 
 impl Census {
+    /// Counts a winner of `date`, in `run` first: winners in key order tend to share a
+    /// date, so the map is touched once a run.
+    fn add(&mut self, run: &mut Option<(Date, u64)>, date: Date) {
+        *run = match *run {
+            Some((same, n)) if same == date => Some((same, n + 1)),
+            Some((other, n)) => {
+                *self.dates.entry(other).or_default() += n;
+                Some((date, 1))
+            }
+            None => Some((date, 1)),
+        };
+    }
+
+    fn end(&mut self, run: Option<(Date, u64)>) {
+        if let Some((date, n)) = run {
+            *self.dates.entry(date).or_default() += n;
+        }
+    }
+
     fn merge(mut self, other: Census) -> Census {
         self.ties += other.ties;
         for (date, rows) in other.dates {
@@ -99,6 +118,21 @@ pub(super) enum DateOf {
     Precedence,
     /// Field `index` of its record.
     Field(usize),
+}
+
+/// The census alone, for a plan that keeps no records: each date is its winner's
+/// `order_by` instant's ([`DateOf::Precedence`]), and the entries are read in place.
+pub(super) fn count(best: &[Best]) -> Census {
+    let mut census = Census::default();
+    let mut run = None;
+    for b in best {
+        census.ties += u64::from(b.tied());
+        if let Some(date) = b.precedence.instant().map(|t| t.utc_date()) {
+            census.add(&mut run, date);
+        }
+    }
+    census.end(run);
+    census
 }
 
 /// Loads the entries of `group`, then (when `records`) the first bytes of their records:
@@ -154,21 +188,11 @@ pub(super) fn place_in_order(
                     row::instant(&record[start..stop])
                 }
             };
-            let Some(date) = instant.map(|t| t.utc_date()) else {
-                continue;
-            };
-            run = match run {
-                Some((same, n)) if same == date => Some((same, n + 1)),
-                Some((other, n)) => {
-                    *census.dates.entry(other).or_default() += n;
-                    Some((date, 1))
-                }
-                None => Some((date, 1)),
-            };
+            if let Some(date) = instant.map(|t| t.utc_date()) {
+                census.add(&mut run, date);
+            }
         }
-        if let Some((date, n)) = run {
-            *census.dates.entry(date).or_default() += n;
-        }
+        census.end(run);
         census
     };
     let (mine, theirs) = {
