@@ -109,6 +109,8 @@ pub enum Report {
         id: u64,
         path: PathBuf,
         result: Result<Arc<Plan>, String>,
+        /// The same worker's `Ranked` or `RankLater` follows (its last message).
+        ranks_next: bool,
     },
     LandProgress {
         id: u64,
@@ -145,6 +147,10 @@ pub enum Report {
         id: u64,
         result: Result<Arc<Ranked>, String>,
     },
+    /// The plan `id` kept no events by key: the Ranked tab reads the input itself.
+    RankLater {
+        id: u64,
+    },
     /// Rows `start..` of `rows`, read back for the Ranked tab.
     RankedWindow {
         path: PathBuf,
@@ -166,8 +172,13 @@ impl Report {
     /// flight and forgets their cancel flags).
     pub fn final_id(&self) -> Option<u64> {
         match self {
+            Report::Planned {
+                id,
+                ranks_next: false,
+                ..
+            } => Some(*id),
             Report::HashingDone { id }
-            | Report::Planned { id, .. }
+            | Report::RankLater { id }
             | Report::Landed { id, .. }
             | Report::Restored { id, .. }
             | Report::Indexed { id, .. }
@@ -211,9 +222,11 @@ pub enum Effect {
         id: u64,
         files: Vec<(PathBuf, Stamp)>,
     },
+    /// Plan `path`; with `rank`, keep the Ranked tab's data from the same read.
     Plan {
         id: u64,
         path: PathBuf,
+        rank: bool,
     },
     /// Land `path` if it still has `stamp` (the bytes the operator confirmed).
     Land {

@@ -259,15 +259,16 @@ impl Console {
                 move |cancel, report| workers::hash(id, files, cancel, report),
                 move |_| Report::HashingDone { id },
             ),
-            Effect::Plan { id, path } => {
+            Effect::Plan { id, path, rank } => {
                 let failed = path.clone();
                 self.spawn(
                     id,
-                    move |cancel, report| workers::plan(&config, id, &path, cancel, report),
+                    move |cancel, report| workers::plan(&config, (id, rank), &path, cancel, report),
                     move |e| Report::Planned {
                         id,
                         path: failed,
                         result: Err(e),
+                        ranks_next: false,
                     },
                 )
             }

@@ -17,7 +17,8 @@ use super::raw::LineIndex;
 use crate::config::Config;
 use crate::contract::{Date, LineBytes};
 
-use crate::engine::{self, Progress};
+use crate::config::EngineKind;
+use crate::engine::{self, LocalEngine, Progress};
 use crate::error::Error;
 use crate::input;
 use crate::land;
@@ -72,24 +73,59 @@ pub fn hash(
     Report::HashingDone { id }
 }
 
-/// Plans `path` with the core's `plan_input`.
-pub fn plan(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
+/// Plans `path` with the core's `plan_input`. With `rank`, a local engine's plan also
+/// keeps every key's events, and the Ranked tab's data follows the plan: `Ranked`, or
+/// `RankLater` when the plan kept none (the tab then reads the input itself).
+pub fn plan(
+    config: &Config,
+    (id, rank): (u64, bool),
+    path: &Path,
+    cancel: &AtomicBool,
+    report: Sink,
+) -> Report {
     let mut last = 0;
     let options = DecideOptions::default();
-    let result = engine::open(config).and_then(|mut engine| {
-        land::plan_input(config, engine.as_mut(), path, options, &mut |progress| {
-            if let Progress::Reading { bytes, total } = progress
-                && worth(bytes, total, &mut last)
-            {
-                report(Report::PlanProgress { id, bytes, total });
-            }
-            !cancel.load(Ordering::Relaxed)
-        })
-    });
-    Report::Planned {
+    let mut progress = |progress| {
+        if let Progress::Reading { bytes, total } = progress
+            && worth(bytes, total, &mut last)
+        {
+            report(Report::PlanProgress { id, bytes, total });
+        }
+        !cancel.load(Ordering::Relaxed)
+    };
+    let keeps_events = rank && config.engine.kind == EngineKind::Local;
+    let (result, events) = if keeps_events {
+        let mut engine = LocalEngine::planning(true);
+        let plan = land::plan_input(config, &mut engine, path, options, &mut progress);
+        (plan, engine.take_events_by_key())
+    } else {
+        let plan = engine::open_for_plan(config).and_then(|mut engine| {
+            land::plan_input(config, engine.as_mut(), path, options, &mut progress)
+        });
+        (plan, None)
+    };
+    let planned = result.is_ok();
+    let planned_report = Report::Planned {
         id,
         path: path.to_owned(),
         result: result.map(Arc::new).map_err(|e| e.to_string()),
+        ranks_next: rank,
+    };
+    if !rank {
+        return planned_report;
+    }
+    report(planned_report);
+    match events.filter(|_| planned) {
+        Some(events) => {
+            let result = ranked::Ranked::new(config, path, events, &mut |_, _| {
+                !cancel.load(Ordering::Relaxed)
+            });
+            Report::Ranked {
+                id,
+                result: result.map(Arc::new).map_err(|e| e.to_string()),
+            }
+        }
+        None => Report::RankLater { id },
     }
 }
 

@@ -1,15 +1,17 @@
-//! [`build`]: one read of an input ([`super::read`]) into a [`Ranked`]. While the input
-//! is read, each accepted event leaves 32 bytes (its key's number, line and packed
-//! precedence); once §2 has named the retries and conflicts, the events are put in key
-//! order, each key's ranked with the plan's [`rank::rank_by`], and only their lines and
-//! notes are kept.
+//! [`build`]: the Ranked tab's own read of an input ([`super::read`]), for an input whose
+//! plan kept no events by key (conflicts, a Spark engine). While the input is read, each
+//! accepted event leaves 32 bytes (its key's number, line and packed precedence); once §2
+//! has named the retries and conflicts, the events are put in key order, each key's
+//! winner and tie found with the plan's [`rank::rank_by`], and only their lines kept, as
+//! the plan's [`EventsByKey`] holds them.
 
 use std::path::Path;
 
-use super::{Flags, Ranked, Tag};
+use super::Ranked;
 use crate::config::Config;
 use crate::console::raw::LineIndex;
 use crate::contract::row;
+use crate::engine::local::EventsByKey;
 use crate::engine::local::tables::KeyTable;
 use crate::error::Result;
 use crate::plan::batch::key_hash;
@@ -115,7 +117,6 @@ pub fn build(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<Ranked> {
-    let schema = &config.schema;
     // The line index first, a fast pass: an eighth of the bar.
     let mut index = LineIndex::sparse(path, &mut |bytes, total| progress(bytes / 8, total))?;
     // Order events run ~130 bytes a line, a third of them keys: rarely grown.
@@ -152,22 +153,20 @@ pub fn build(
         p.key = position[p.key as usize];
     }
     drop(position);
-    // Key order; in each key, its ranked events first, then its retries and conflicts by
-    // line.
+    // Key order; in each key, its ranked events by line, then its retries and conflicts.
     pending.sort_unstable_by_key(|p| (p.key, p.line & REPEAT, p.line & LINE));
-    let (starts, entries, flags) = rank_groups(&mut pending, name_ends.len());
+    let (starts, entries, flags) = rank_groups(&pending, name_ends.len());
     drop(pending);
     index.repeats = collapsed;
-    Ok(Ranked {
+    let events = EventsByKey {
         names,
         name_ends,
         starts,
         entries,
         flags,
-        index,
-        tiebreak: schema.tiebreak.map(|i| schema.name(i).to_owned()),
-        order_by: schema.name(schema.order_by).to_owned(),
-    })
+        repeats: Default::default(),
+    };
+    Ok(Ranked::with_index(config, events, index))
 }
 
 /// Flags the events §2 found to be retries or conflicts (`pending` and both lists are in
@@ -185,49 +184,54 @@ fn mark_repeats(pending: &mut [Pending], retries: &[(u64, u64)], conflicts: &[(u
     }
 }
 
-/// Ranks each key's events (`pending` in key order, ranked events before repeats) into
-/// the [`Ranked`] arrays: each key's first entry, the entries, each key's flags.
-fn rank_groups(pending: &mut [Pending], keys: usize) -> (Vec<usize>, Vec<u64>, Vec<u8>) {
+/// Finds each key's winner and tie (`pending` in key order, ranked events before
+/// repeats, each by line) and lays them out as [`EventsByKey`] does: each key's first
+/// entry, the entries, each key's flags.
+fn rank_groups(pending: &[Pending], keys: usize) -> (Vec<u64>, Vec<u64>, Vec<u8>) {
     let mut starts = Vec::with_capacity(keys + 1);
     let mut entries = Vec::with_capacity(pending.len());
     let mut flags = vec![0u8; keys];
+    let mut standings = Vec::new();
     let mut rest = pending;
     while let Some(first) = rest.first() {
         let key = first.key as usize;
         let len = rest.iter().take_while(|p| p.key == first.key).count();
-        let (group, after) = rest.split_at_mut(len);
+        let (group, after) = rest.split_at(len);
         rest = after;
         while starts.len() <= key {
-            starts.push(entries.len());
+            starts.push(entries.len() as u64);
         }
         let ranked = group.iter().take_while(|p| p.line & REPEAT == 0).count();
-        rank::rank_by(&mut group[..ranked], Pending::standing);
-        let mut above: Option<Standing> = None;
+        standings.clear();
+        standings.extend(group[..ranked].iter().map(Pending::standing));
+        rank::rank_by(&mut standings, |s| *s);
+        if let [top, second, ..] = standings[..]
+            && second.lost_to(&top) == LostBecause::EarlierArrival
+        {
+            flags[key] |= EventsByKey::TIE;
+        }
+        let kept = standings.first().map(|s| s.line);
         for p in &group[..ranked] {
-            let standing = p.standing();
-            let tag = match above.map(|a| standing.lost_to(&a)) {
-                None => Tag::Kept,
-                Some(why) => {
-                    if entries.len() == starts[key] + 1 && why == LostBecause::EarlierArrival {
-                        flags[key] |= Flags::TIE;
-                    }
-                    Tag::Lost(why)
-                }
+            let line = p.line & LINE;
+            let kept = if Some(line) == kept {
+                EventsByKey::KEPT
+            } else {
+                0
             };
-            entries.push(tag.with_line(standing.line));
-            above = Some(standing);
+            entries.push(line | kept);
         }
         for p in &group[ranked..] {
-            let conflict = p.line & CONFLICT != 0;
-            if conflict {
-                flags[key] |= Flags::CONFLICT;
-            }
-            let tag = if conflict { Tag::Conflict } else { Tag::Retry };
-            entries.push(tag.with_line(p.line & LINE));
+            let conflict = if p.line & CONFLICT != 0 {
+                flags[key] |= EventsByKey::HAS_CONFLICT;
+                EventsByKey::CONFLICT
+            } else {
+                0
+            };
+            entries.push(p.line & LINE | EventsByKey::REPEAT | conflict);
         }
     }
     while starts.len() <= keys {
-        starts.push(entries.len());
+        starts.push(entries.len() as u64);
     }
     (starts, entries, flags)
 }

@@ -1,9 +1,12 @@
 //! The Ranked tab's data: [`Ranked`], every key of an input (sorted as published) with
-//! its events' lines in rank order and why each lost, then its retries and conflicts.
-//! [`build::build`] makes it with the plan's own classifier, event log (§2) and order (§3,
-//! `plan::rank`), keeping 8 bytes an event and ~20 a key, not the events: the rows on
-//! screen are read back from the input ([`Ranked::read_rows`]), as the Raw tab reads its
-//! lines. The console adds nothing to the contract here; it keeps what the plan discards.
+//! its events' lines, its winner and whether its top two tie, then its retries and
+//! conflicts: the local engine's [`EventsByKey`], kept by the plan's own read
+//! (`LocalEngine::planning(true)`), or made by [`build::build`]'s own read where the plan
+//! kept none (an input with conflicts, a Spark engine). At 8 bytes an event and ~20 a
+//! key, it holds lines, not events: the rows on screen are read back from the input
+//! ([`Ranked::read_rows`]) and their keys ranked there, by the plan's §3 order
+//! (`plan::rank`), as the Raw tab reads its lines. The console adds nothing to the
+//! contract here; it keeps what the plan discards.
 
 pub mod build;
 pub mod read;
@@ -14,9 +17,10 @@ use std::path::Path;
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;
 use crate::contract::{self, Instant, LineBytes, Outcome, Value};
+use crate::engine::local::EventsByKey;
 use crate::engine::local::tally::display_value;
 use crate::error::{Error, Result};
-use crate::plan::rank::LostBecause;
+use crate::plan::rank::{LostBecause, Packed, Precedence, Standing, rank_by};
 
 /// Why a row is where it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,71 +49,19 @@ pub struct RankedRow {
     pub note: Note,
 }
 
-/// An entry's kind, in its top byte ([`Tag::with_line`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tag {
-    Kept,
-    Lost(LostBecause),
-    Retry,
-    Conflict,
-}
-
-const TAG_SHIFT: u32 = 56;
-
-impl Tag {
-    fn with_line(self, line: u64) -> u64 {
-        let code: u64 = match self {
-            Tag::Kept => 0,
-            Tag::Lost(LostBecause::Older) => 1,
-            Tag::Lost(LostBecause::LowerTiebreak) => 2,
-            Tag::Lost(LostBecause::EarlierArrival) => 3,
-            Tag::Retry => 4,
-            Tag::Conflict => 5,
-        };
-        line | code << TAG_SHIFT
-    }
-
-    fn of(entry: u64) -> (Tag, u64) {
-        let tag = match entry >> TAG_SHIFT {
-            0 => Tag::Kept,
-            1 => Tag::Lost(LostBecause::Older),
-            2 => Tag::Lost(LostBecause::LowerTiebreak),
-            3 => Tag::Lost(LostBecause::EarlierArrival),
-            4 => Tag::Retry,
-            _ => Tag::Conflict,
-        };
-        (tag, entry & ((1 << TAG_SHIFT) - 1))
-    }
-}
-
-/// A key's flags.
-struct Flags;
-
-impl Flags {
-    /// Rank 1 and rank 2 tie on instant and tiebreak (decided by arrival).
-    const TIE: u8 = 1;
-    /// A line reuses one of its events' ids with other values.
-    const CONFLICT: u8 = 2;
-}
-
 /// Every key of an input, sorted by key as published, with its events' lines.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ranked {
-    /// Each key as shown, back to back; key `k` ends at `name_ends[k]`.
-    names: String,
-    name_ends: Vec<usize>,
-    /// Key `k`'s entries are `entries[starts[k]..starts[k + 1]]`.
-    starts: Vec<usize>,
-    /// A line and its [`Tag`]: rank 1 first, then the ranks below, then retries and
-    /// conflicts by line.
-    entries: Vec<u64>,
-    flags: Vec<u8>,
+    events: EventsByKey,
     /// Where to read the lines back, and §2's retries and conflicts.
     index: LineIndex,
     /// The tiebreak field's name, for the column header.
     pub tiebreak: Option<String>,
     pub order_by: String,
 }
+
+/// A key's rows in the tab's order, each with its line's bytes.
+type KeyRows = Vec<(Entry, Vec<u8>)>;
 
 /// One entry of a key: its rank (none for retries and conflicts), line and note.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,52 +72,75 @@ pub struct Entry {
 }
 
 impl Ranked {
+    /// The tab's data from `events` (their repeats move into the index), read back from
+    /// `path` through a sparse line index; `progress(bytes, total)` returns `false` to
+    /// cancel.
+    pub fn new(
+        config: &Config,
+        path: &Path,
+        mut events: EventsByKey,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Ranked> {
+        let mut index = LineIndex::sparse(path, progress)?;
+        index.repeats = std::mem::take(&mut events.repeats);
+        Ok(Self::with_index(config, events, index))
+    }
+
+    /// The tab's data from `events` and an `index` holding their repeats.
+    fn with_index(config: &Config, events: EventsByKey, index: LineIndex) -> Ranked {
+        let schema = &config.schema;
+        Ranked {
+            events,
+            index,
+            tiebreak: schema.tiebreak.map(|i| schema.name(i).to_owned()),
+            order_by: schema.name(schema.order_by).to_owned(),
+        }
+    }
+
     /// Keys in the input (a key seen only on conflicting lines too).
     pub fn keys(&self) -> usize {
-        self.name_ends.len()
+        self.events.name_ends.len()
     }
 
     /// Key `k` as shown (not yet sanitized).
     pub fn key(&self, k: usize) -> &str {
-        let start = if k == 0 { 0 } else { self.name_ends[k - 1] };
-        &self.names[start..self.name_ends[k]]
+        let ends = &self.events.name_ends;
+        let start = if k == 0 { 0 } else { ends[k - 1] };
+        &self.events.names[start..ends[k]]
     }
 
     /// Entries of key `k`.
     pub fn len_of(&self, k: usize) -> usize {
-        self.starts[k + 1] - self.starts[k]
+        (self.events.starts[k + 1] - self.events.starts[k]) as usize
     }
 
     /// Whether key `k`'s top two tie by arrival, or it has a conflict.
     pub fn notable(&self, k: usize) -> bool {
-        self.flags[k] & (Flags::TIE | Flags::CONFLICT) != 0
+        self.events.flags[k] & (EventsByKey::TIE | EventsByKey::HAS_CONFLICT) != 0
     }
 
     pub fn tie(&self, k: usize) -> bool {
-        self.flags[k] & Flags::TIE != 0
+        self.events.flags[k] & EventsByKey::TIE != 0
     }
 
-    /// Entry `r` of key `k`.
-    pub fn entry(&self, k: usize, r: usize) -> Entry {
-        let (tag, line) = Tag::of(self.entries[self.starts[k] + r]);
-        let of = |line| self.index.repeat(line);
-        let (rank, note) = match tag {
-            Tag::Kept => (Some(1), Note::Kept),
-            Tag::Lost(why) => (Some(r as u32 + 1), Note::Lost(why)),
-            Tag::Retry | Tag::Conflict => match of(line) {
-                Some(Repeat::Retry { of }) => (None, Note::Retry { of }),
-                Some(Repeat::Conflict { of }) => (None, Note::Conflict { of }),
-                None => (None, Note::Retry { of: 0 }),
-            },
-        };
-        Entry { rank, line, note }
+    /// Key `k`'s entries: its ranked events by line, then its retries and conflicts.
+    fn entries(&self, k: usize) -> &[u64] {
+        let starts = &self.events.starts;
+        &self.events.entries[starts[k] as usize..starts[k + 1] as usize]
+    }
+
+    /// The line of key `k`'s rank-1 event, the one a run publishes.
+    pub fn winner(&self, k: usize) -> Option<u64> {
+        self.entries(k)
+            .iter()
+            .find(|&&e| e & EventsByKey::KEPT != 0)
+            .map(|e| e & EventsByKey::LINE)
     }
 
     /// The index the rows are read back with, which knows §2's repeats.
     pub fn index(&self) -> &LineIndex {
         &self.index
     }
-
     /// The rows whose key contains `filter` (every row when it is empty). One search
     /// runs over all the keys' text at once: a search per key costs its setup each time.
     pub fn filter(&self, filter: &str) -> Rows {
@@ -180,25 +155,26 @@ impl Ranked {
             (0..self.keys()).for_each(&mut keep);
             return rows;
         }
-        let names = self.names.as_bytes();
+        let names = self.events.names.as_bytes();
         let finder = memchr::memmem::Finder::new(filter.as_bytes());
         let (mut from, mut k) = (0, 0);
         while let Some(found) = finder.find(&names[from..]) {
             let at = from + found;
             // Matches come in order: the key holding this one is at or after the last.
-            while self.name_ends[k] <= at {
+            while self.events.name_ends[k] <= at {
                 k += 1;
             }
-            if at + filter.len() <= self.name_ends[k] {
+            if at + filter.len() <= self.events.name_ends[k] {
                 keep(k);
             }
             // Either way no later match in this key can lie inside it.
-            from = self.name_ends[k];
+            from = self.events.name_ends[k];
         }
         rows
     }
 
-    /// Reads rows `range` of `rows` back from `path`: their lines, classified again.
+    /// Reads rows `range` of `rows` back from `path`: each key's lines on it, ranked by
+    /// §3 there, classified again.
     pub fn read_rows(
         &self,
         config: &Config,
@@ -208,16 +184,88 @@ impl Ranked {
     ) -> Result<Vec<RankedRow>> {
         let io = |e| Error::io(path, "read the input", "is it still in the inbox?", e);
         let file = File::open(path).map_err(io)?;
-        let limit = config.max_line_bytes + 4; // room for a BOM and a `\r`
-        range
-            .filter_map(|i| rows.at(i))
-            .map(|(k, r)| {
-                let entry = self.entry(k, r);
-                let bytes = self.index.read_line(&file, entry.line, limit).map_err(io)?;
-                Ok(row(config, entry, &bytes))
-            })
-            .collect()
+        let mut key: Option<(usize, KeyRows)> = None;
+        let mut read = Vec::with_capacity(range.len());
+        for (k, r) in range.filter_map(|i| rows.at(i)) {
+            if key.as_ref().is_none_or(|(at, _)| *at != k) {
+                key = Some((k, self.rank_key(config, &file, k).map_err(io)?));
+            }
+            if let Some((entry, bytes)) = key.as_ref().and_then(|(_, rows)| rows.get(r)) {
+                read.push(row(config, *entry, bytes));
+            }
+        }
+        Ok(read)
     }
+
+    /// Key `k`'s events read back from `file` in the tab's order: ranked by §3 (the
+    /// plan's `rank_by`), then its retries and conflicts by line.
+    fn rank_key(
+        &self,
+        config: &Config,
+        file: &File,
+        k: usize,
+    ) -> std::io::Result<Vec<(Entry, Vec<u8>)>> {
+        let limit = config.max_line_bytes + 4; // room for a BOM and a `\r`
+        let mut ranked = Vec::new();
+        let mut repeats = Vec::new();
+        for &e in self.entries(k) {
+            let line = e & EventsByKey::LINE;
+            let bytes = self.index.read_line(file, line, limit)?;
+            if e & EventsByKey::REPEAT != 0 {
+                let note = match self.index.repeat(line) {
+                    Some(Repeat::Conflict { of }) => Note::Conflict { of },
+                    Some(Repeat::Retry { of }) => Note::Retry { of },
+                    None => Note::Retry { of: 0 },
+                };
+                repeats.push((
+                    Entry {
+                        rank: None,
+                        line,
+                        note,
+                    },
+                    bytes,
+                ));
+            } else {
+                let standing = standing(config, line, &bytes);
+                ranked.push((standing, bytes));
+            }
+        }
+        rank_by(&mut ranked, |(standing, _)| *standing);
+        let mut above: Option<Standing> = None;
+        let mut rows = Vec::with_capacity(ranked.len() + repeats.len());
+        for (r, (standing, bytes)) in ranked.into_iter().enumerate() {
+            let note = above.map_or(Note::Kept, |a| Note::Lost(standing.lost_to(&a)));
+            above = Some(standing);
+            let entry = Entry {
+                rank: Some(r as u32 + 1),
+                line: standing.line,
+                note,
+            };
+            rows.push((entry, bytes));
+        }
+        rows.extend(repeats);
+        Ok(rows)
+    }
+}
+
+/// Line `line`'s place in its key's §3 order, from its bytes classified again (a line
+/// that no longer reads as an accepted event ranks last: its row says the file changed).
+fn standing(config: &Config, line: u64, bytes: &[u8]) -> Standing {
+    let precedence = match contract::classify(LineBytes::Kept(trimmed(line, bytes)), &config.schema)
+    {
+        Outcome::Accepted(record) => Packed::from(Precedence::of(&record, &config.schema)),
+        _ => Packed::default(),
+    };
+    Standing { precedence, line }
+}
+
+/// A line's bytes as classified: without the file's BOM (line 1) and a trailing `\r`.
+fn trimmed(line: u64, bytes: &[u8]) -> &[u8] {
+    let mut text = bytes;
+    if line == 1 {
+        text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+    }
+    text.strip_suffix(b"\r").unwrap_or(text)
 }
 
 /// The rows a filter lets through: keys in order, with the rows up to each.
@@ -272,11 +320,7 @@ impl Rows {
 /// accepted event says so: the file changed after it was ranked).
 fn row(config: &Config, entry: Entry, bytes: &[u8]) -> RankedRow {
     let schema = &config.schema;
-    let mut text = bytes;
-    if entry.line == 1 {
-        text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-    }
-    text = text.strip_suffix(b"\r").unwrap_or(text);
+    let text = trimmed(entry.line, bytes);
     let mut shown = RankedRow {
         rank: entry.rank,
         line: entry.line,

@@ -1,8 +1,30 @@
 use super::build::build;
 use super::*;
+use crate::engine::LocalEngine;
+use crate::plan::{DecideOptions, Plan};
 
 fn samples() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+/// `path` planned by a planning local engine that keeps every key's events, and the
+/// Ranked tab's data made from them (`None`: the plan kept none).
+fn from_plan(config: &Config, path: &Path) -> (Plan, Option<Ranked>) {
+    let mut engine = LocalEngine::planning(true);
+    let options = DecideOptions::default();
+    let plan = crate::land::plan_input(config, &mut engine, path, options, &mut |_| true).unwrap();
+    let ranked = engine
+        .take_events_by_key()
+        .map(|events| Ranked::new(config, path, events, &mut |_, _| true).unwrap());
+    (plan, ranked)
+}
+
+/// Every row of the tab, read back as the screen reads them.
+fn all_rows(ranked: &Ranked, config: &Config, path: &Path) -> Vec<RankedRow> {
+    let rows = ranked.filter("");
+    ranked
+        .read_rows(config, path, &rows, 0..rows.len())
+        .unwrap()
 }
 
 #[test]
@@ -11,13 +33,20 @@ fn the_courier_burst_ranks_with_reasons() {
     let config = Config::load(&root.join("wharf.toml")).unwrap();
     let path = root.join("inbox/02-courier-burst.jsonl");
     let ranked = build(&config, &path, &mut |_, _| true).unwrap();
+    let (_, planned) = from_plan(&config, &path);
+    assert_eq!(
+        planned.as_ref(),
+        Some(&ranked),
+        "the plan's read and the tab's agree"
+    );
     let keys: Vec<&str> = (0..ranked.keys()).map(|k| ranked.key(k)).collect();
     assert_eq!(keys, ["201", "202", "205"]);
-    let entries: Vec<Entry> = (0..ranked.len_of(0)).map(|r| ranked.entry(0, r)).collect();
+    assert_eq!(ranked.winner(0), Some(2));
+    let all = all_rows(&ranked, &config, &path);
     let notes: Vec<(Option<u32>, u64, Note)> =
-        entries.iter().map(|e| (e.rank, e.line, e.note)).collect();
+        all.iter().map(|e| (e.rank, e.line, e.note)).collect();
     assert_eq!(
-        notes,
+        notes[..ranked.len_of(0)],
         [
             (Some(1), 2, Note::Kept),
             (Some(2), 3, Note::Lost(LostBecause::Older)),
@@ -26,7 +55,7 @@ fn the_courier_burst_ranks_with_reasons() {
         ]
     );
     assert_eq!(
-        ranked.entry(1, 1).note,
+        all[ranked.len_of(0) + 1].note,
         Note::Lost(LostBecause::LowerTiebreak)
     );
     let rows = ranked.filter("");
@@ -164,10 +193,33 @@ proptest::proptest! {
             .collect();
 
         let ranked = build(&config, &path, &mut |_, _| true).unwrap();
-        let rank_one: Vec<(String, u64)> = (0..ranked.keys())
-            .filter(|&k| ranked.len_of(k) > 0 && ranked.entry(k, 0).rank == Some(1))
-            .map(|k| (ranked.key(k).to_owned(), ranked.entry(k, 0).line))
-            .collect();
+        // The plan's own read keeps the same data, for an input without conflicts.
+        let (plan, planned) = from_plan(&config, &path);
+        proptest::prop_assert_eq!(plan.counts.keys, summary.counts.keys);
+        match planned {
+            Some(planned) => proptest::prop_assert_eq!(&planned, &ranked),
+            None => {
+                let conflict = crate::contract::LineReason::Conflict;
+                let conflicts = summary.findings.iter().any(|f| f.issue.reason == conflict);
+                proptest::prop_assert!(conflicts, "only an input with conflicts keeps no trail");
+            }
+        }
+        // Rank 1 as the screen ranks it, from the lines read back.
+        let all = all_rows(&ranked, &config, &path);
+        let mut at = 0;
+        let mut rank_one = Vec::new();
+        for k in 0..ranked.keys() {
+            let rows = &all[at..at + ranked.len_of(k)];
+            at += rows.len();
+            if let Some(first) = rows.first().filter(|r| r.rank == Some(1)) {
+                proptest::prop_assert_eq!(first.note, Note::Kept);
+                proptest::prop_assert_eq!(Some(first.line), ranked.winner(k));
+                rank_one.push((ranked.key(k).to_owned(), first.line));
+            }
+            let ranks: Vec<u32> = rows.iter().filter_map(|r| r.rank).collect();
+            let want: Vec<u32> = (1..=ranks.len() as u32).collect();
+            proptest::prop_assert_eq!(ranks, want);
+        }
         proptest::prop_assert_eq!(&rank_one, &winners);
         let repeats = &ranked.index().repeats;
         proptest::prop_assert_eq!(repeats.retries.len() as u64, summary.counts.retries);

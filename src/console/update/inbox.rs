@@ -148,7 +148,25 @@ pub fn replan(app: &mut App) -> Vec<Effect> {
         bytes: 0,
         total,
     };
-    effects.push(Effect::Plan { id, path });
+    // The Ranked tab's data comes with the plan's read, unless it is already there.
+    let ranked = app.ranked.path.as_ref() == Some(&path);
+    let rank = !(ranked && matches!(app.ranked.data, Loading::Ready(_)));
+    if rank {
+        if let Loading::Running { id, .. } = app.ranked.data {
+            effects.push(Effect::Cancel { id });
+        }
+        app.ranked = RankedState {
+            path: Some(path.clone()),
+            data: Loading::Running {
+                id,
+                bytes: 0,
+                total,
+            },
+            filter: std::mem::take(&mut app.ranked.filter),
+            ..RankedState::default()
+        };
+    }
+    effects.push(Effect::Plan { id, path, rank });
     effects
 }
 

@@ -3,11 +3,24 @@
 
 use std::sync::Arc;
 
-use super::detail::{ranked_window, window};
+use super::detail::{ensure_detail, ranked_window, window};
 use super::inbox::replan;
 use super::reload;
-use crate::console::app::{App, Dialog, Finished, Loading, PlanState, Rejects};
+use crate::console::app::{App, Dialog, Finished, Loading, PlanState, RankedState, Rejects};
 use crate::console::msg::{Effect, Report};
+
+/// The plan `id` brings no Ranked data after all: the tab, if it waits for it, reads the
+/// input itself once shown.
+fn rank_later(app: &mut App, id: u64) -> Vec<Effect> {
+    if !matches!(app.ranked.data, Loading::Running { id: want, .. } if want == id) {
+        return Vec::new();
+    }
+    app.ranked = RankedState {
+        filter: std::mem::take(&mut app.ranked.filter),
+        ..RankedState::default()
+    };
+    ensure_detail(app)
+}
 
 /// Applies one report.
 pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
@@ -32,15 +45,28 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
             {
                 app.inbox.plan = PlanState::Running { id, bytes, total };
             }
+            if matches!(app.ranked.data, Loading::Running { id: want, .. } if want == id) {
+                app.ranked.data = Loading::Running { id, bytes, total };
+            }
         }
-        Report::Planned { id, result, .. } => {
+        Report::Planned {
+            id,
+            result,
+            ranks_next,
+            ..
+        } => {
+            let failed = result.is_err();
             if matches!(app.inbox.plan, PlanState::Running { id: want, .. } if want == id) {
                 app.inbox.plan = match result {
                     Ok(plan) => PlanState::Ready(plan),
                     Err(error) => PlanState::Failed(error),
                 };
             }
+            if failed || !ranks_next {
+                return rank_later(app, id);
+            }
         }
+        Report::RankLater { id } => return rank_later(app, id),
         Report::LandProgress { id, progress } => {
             if let Some(task) = app.task.as_mut().filter(|t| t.id == id) {
                 task.progress = Some(progress);
