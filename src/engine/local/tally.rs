@@ -7,11 +7,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::events::{Collapsed, EventLog, Resolved};
+use super::events::{EventLog, Resolved};
 use super::key_index::KeyIndex;
 use super::rows::{Rows, Slot};
 use super::rowset::RowSet;
-use super::trail::{EventsByKey, KeysInOrder, Trail};
+use super::trail::{EventsByKey, KeyNames, KeysInOrder, Trail};
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 use crate::plan::batch::{self, Accepted, Batch, ShortKey};
 use crate::plan::rank::Packed;
@@ -181,6 +181,10 @@ impl<'s> Tally<'s> {
         let keys = (events / 3).min(KEYS_RESERVED_AT_MOST);
         self.ranking.by_key = KeyIndex::new(int_keys(self.ranking.schema), keys);
         self.ranking.best.reserve(keys);
+        // A trail grown by doubling would hold its old and new copies at once.
+        if let Some(trail) = &mut self.ranking.trail {
+            trail.reserve(events);
+        }
     }
 
     /// Records line `line`'s outcome. Lines must arrive in increasing order.
@@ -214,24 +218,24 @@ impl<'s> Tally<'s> {
         let known = ranking.conflicts.clone();
         let events = log.len();
         let trail = ranking.trail.is_some();
-        // §2 resolves on another thread while the winners are sorted and copied; a trail
-        // wants the line each retry repeats too.
-        let (resolved, summary) = std::thread::scope(|scope| {
-            let resolving = scope.spawn(move || {
-                if trail {
-                    let collapsed = log.collapse(1)?;
-                    Ok((collapsed.resolved(events), Some(collapsed)))
-                } else {
-                    log.resolve(1).map(|resolved| (resolved, None))
-                }
-            });
+        let (resolved, collapsed, summary) = if trail {
+            // A trail wants the line each retry repeats, a list as long as the retries:
+            // made once the ranking's entries are freed, on both cores.
             let summary = ranking.finish();
-            let resolved: std::io::Result<(Resolved, Option<Collapsed>)> = resolving
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (resolved, summary)
-        });
-        let (resolved, collapsed) = resolved?;
+            let collapsed = log.collapse(2)?;
+            (collapsed.resolved(events), Some(collapsed), summary)
+        } else {
+            // §2 resolves on another thread while the winners are sorted and copied.
+            let (resolved, summary) = std::thread::scope(|scope| {
+                let resolving = scope.spawn(move || log.resolve(1));
+                let summary = ranking.finish();
+                let resolved = resolving
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (resolved, summary)
+            });
+            (resolved?, None, summary)
+        };
         let Resolved {
             accepted,
             retries,
@@ -432,19 +436,20 @@ impl Ranking<'_> {
                     keys.into_iter().map(|(_, i)| i).collect()
                 }
             };
-        let trail = self
-            .trail
-            .filter(|t| !t.overflowed())
-            .map(|trail| (trail, keys_in_order(&rows, &best, &order, schema)));
+        let trail = self.trail.filter(|t| !t.overflowed());
         let date_of = if schema.date_of == schema.order_by {
             winners::DateOf::Precedence
         } else {
             winners::DateOf::Field(schema.date_of)
         };
-        let (winners, census) = if self.keep_records {
-            winners::place_in_order(rows, &best, &order, fields, date_of)
+        let (winners, census, trail) = if self.keep_records {
+            let trail = trail.map(|t| (t, keys_in_order(&rows, &best, order.clone(), schema)));
+            let (winners, census) = winners::place_in_order(rows, &best, &order, fields, date_of);
+            (winners, census, trail)
         } else {
-            (RowSet::new(fields), winners::count(&best))
+            let census = winners::count(&best);
+            let trail = trail.map(|t| (t, keys_in_order(&rows, &best, order, schema)));
+            (RowSet::new(fields), census, trail)
         };
         drop(best);
         counts.ties_by_arrival = census.ties;
@@ -464,31 +469,35 @@ impl Ranking<'_> {
 }
 
 /// The keys of `order` as the trail arranges them: each key's winner line (flagged when
-/// tied), by key number, and the keys as shown, in order.
-fn keys_in_order(rows: &Rows, best: &[Best], order: &[u32], schema: &Schema) -> KeysInOrder {
+/// tied), by key number, and the keys in order.
+fn keys_in_order(rows: &Rows, best: &[Best], order: Vec<u32>, schema: &Schema) -> KeysInOrder {
     let winners = best
         .iter()
         .map(|b| b.line() | if b.tied() { KeysInOrder::TIED } else { 0 })
         .collect();
-    let mut names = String::new();
-    let mut name_ends = Vec::with_capacity(order.len());
-    for &i in order {
-        let key = row::decode_value(key_bytes(rows, &best[i as usize], schema));
-        match key {
-            Value::Int(n) => {
-                use std::fmt::Write;
-                let _ = write!(names, "{n}");
+    let key = |i: u32| key_bytes(rows, &best[i as usize], schema);
+    let ints: Option<Vec<i64>> = if int_keys(schema) {
+        order.iter().map(|&i| row::int(key(i))).collect()
+    } else {
+        None
+    };
+    let names = match ints {
+        Some(ints) => KeyNames::Ints(ints),
+        None => {
+            let mut names = String::new();
+            let mut ends = Vec::with_capacity(order.len());
+            for &i in &order {
+                names.push_str(&display_value(&row::decode_value(key(i))));
+                ends.push(names.len());
             }
-            other => names.push_str(&display_value(&other)),
+            names.shrink_to_fit();
+            KeyNames::Text { names, ends }
         }
-        name_ends.push(names.len());
-    }
-    names.shrink_to_fit();
+    };
     KeysInOrder {
-        order: order.to_vec(),
+        order,
         winners,
         names,
-        name_ends,
     }
 }
 

@@ -35,6 +35,11 @@ impl Trail {
         }
     }
 
+    /// Makes room for `events` entries ahead.
+    pub fn reserve(&mut self, events: usize) {
+        self.entries.reserve(events);
+    }
+
     /// Whether the input was too long to keep a trail for.
     pub fn overflowed(&self) -> bool {
         self.overflowed
@@ -50,7 +55,6 @@ impl Trail {
             order,
             winners,
             names,
-            name_ends,
         } = keys;
         let mut entries = self.entries;
         let mut position = vec![0u32; order.len()];
@@ -94,6 +98,8 @@ impl Trail {
             }
         }
         starts.push(at as u64);
+        drop((order, winners));
+        let (names, name_ends) = names.into_text();
         Some(EventsByKey {
             names,
             name_ends,
@@ -112,14 +118,54 @@ pub struct KeysInOrder {
     pub order: Vec<u32>,
     /// By key number: its winner's line, with [`Self::TIED`] when its runner-up ties it.
     pub winners: Vec<u64>,
-    /// The keys as shown, in published order, back to back; key `p` ends at
-    /// `name_ends[p]`.
-    pub names: String,
-    pub name_ends: Vec<usize>,
+    /// The keys in published order.
+    pub names: KeyNames,
 }
 
 impl KeysInOrder {
     pub const TIED: u64 = 1 << 63;
+}
+
+/// Keys in published order: int keys as their values, shown as text only once the
+/// census's larger tables are gone (8 bytes a key where their text takes ~15).
+#[derive(Debug)]
+pub enum KeyNames {
+    Ints(Vec<i64>),
+    /// Each key as shown, back to back; key `p` ends at `ends[p]`.
+    Text {
+        names: String,
+        ends: Vec<usize>,
+    },
+}
+
+impl Default for KeyNames {
+    fn default() -> Self {
+        KeyNames::Ints(Vec::new())
+    }
+}
+
+impl KeyNames {
+    /// The keys as shown, back to back, and where each ends.
+    fn into_text(self) -> (String, Vec<usize>) {
+        match self {
+            KeyNames::Text { names, ends } => (names, ends),
+            KeyNames::Ints(ints) => {
+                use std::fmt::Write;
+                let digits = |n: i64| n.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1);
+                let len = ints
+                    .iter()
+                    .map(|&n| digits(n) as usize + usize::from(n < 0))
+                    .sum();
+                let mut names = String::with_capacity(len);
+                let mut ends = Vec::with_capacity(ints.len());
+                for n in ints {
+                    let _ = write!(names, "{n}");
+                    ends.push(names.len());
+                }
+                (names, ends)
+            }
+        }
+    }
 }
 
 /// Every key of an input in published order, with its events' lines: what the console's
@@ -174,8 +220,10 @@ mod tests {
         let keys = KeysInOrder {
             order: vec![1, 0],
             winners: vec![5, 2 | KeysInOrder::TIED],
-            names: "ab".into(),
-            name_ends: vec![1, 2],
+            names: KeyNames::Text {
+                names: "ab".into(),
+                ends: vec![1, 2],
+            },
         };
         let events = trail
             .arrange(keys, repeats)
@@ -189,6 +237,17 @@ mod tests {
     }
 
     #[test]
+    fn int_keys_are_shown_as_their_values() {
+        let ints = KeyNames::Ints(vec![i64::MIN, -10, -1, 0, 9, 10, 99, 100, i64::MAX]);
+        let (names, ends) = ints.into_text();
+        let shown = format!("{}-10-10910991009223372036854775807", i64::MIN);
+        assert_eq!(names, shown);
+        assert_eq!(names.capacity(), names.len(), "its length is counted ahead");
+        assert_eq!(ends.len(), 9);
+        assert_eq!(&names[ends[0]..ends[1]], "-10");
+    }
+
+    #[test]
     fn a_line_past_the_trail_width_drops_it() {
         let mut trail = Trail::default();
         trail.push(0, 1);
@@ -198,8 +257,7 @@ mod tests {
         let keys = KeysInOrder {
             order: vec![0],
             winners: vec![1],
-            names: "k".into(),
-            name_ends: vec![1],
+            names: KeyNames::Ints(vec![-7]),
         };
         let arranged = trail.arrange(keys, Collapsed::default());
         assert_eq!(arranged, None);
