@@ -285,6 +285,11 @@ fn ranked(dir: &Path, big: &Path) {
         filtering.push(answer(&mut console, Intent::Input(c)));
     }
     filtering.push(answer(&mut console, Intent::Submit));
+    let each: Vec<String> = filtering.iter().map(|d| format!("{:.1}", ms(*d))).collect();
+    println!(
+        "Ranked `/` filter, each key in turn (ms): {}",
+        each.join(" ")
+    );
     summary("Ranked `/` filter (each key typed)", filtering);
     println!("at the end: memory {}", memory());
 }

@@ -13,6 +13,7 @@ pub mod read;
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;
@@ -52,7 +53,9 @@ pub struct RankedRow {
 /// Every key of an input, sorted by key as published, with its events' lines.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ranked {
+    /// The events; their `starts` are in [`Ranked::starts`], shared with [`Rows`].
     events: EventsByKey,
+    starts: Arc<[u64]>,
     /// Where to read the lines back, and §2's retries and conflicts.
     index: LineIndex,
     /// The tiebreak field's name, for the column header.
@@ -87,9 +90,10 @@ impl Ranked {
     }
 
     /// The tab's data from `events` and an `index` holding their repeats.
-    fn with_index(config: &Config, events: EventsByKey, index: LineIndex) -> Ranked {
+    fn with_index(config: &Config, mut events: EventsByKey, index: LineIndex) -> Ranked {
         let schema = &config.schema;
         Ranked {
+            starts: std::mem::take(&mut events.starts).into(),
             events,
             index,
             tiebreak: schema.tiebreak.map(|i| schema.name(i).to_owned()),
@@ -111,7 +115,7 @@ impl Ranked {
 
     /// Entries of key `k`.
     pub fn len_of(&self, k: usize) -> usize {
-        (self.events.starts[k + 1] - self.events.starts[k]) as usize
+        (self.starts[k + 1] - self.starts[k]) as usize
     }
 
     /// Whether key `k`'s top two tie by arrival, or it has a conflict.
@@ -125,8 +129,7 @@ impl Ranked {
 
     /// Key `k`'s entries: its ranked events by line, then its retries and conflicts.
     fn entries(&self, k: usize) -> &[u64] {
-        let starts = &self.events.starts;
-        &self.events.entries[starts[k] as usize..starts[k + 1] as usize]
+        &self.events.entries[self.starts[k] as usize..self.starts[k + 1] as usize]
     }
 
     /// The line of key `k`'s rank-1 event, the one a run publishes.
@@ -144,17 +147,23 @@ impl Ranked {
     /// The rows whose key contains `filter` (every row when it is empty). One search
     /// runs over all the keys' text at once: a search per key costs its setup each time.
     pub fn filter(&self, filter: &str) -> Rows {
-        let mut rows = Rows::default();
+        if filter.is_empty() {
+            // Every key: its rows end where the next key's start, already at hand.
+            return Rows {
+                keys: None,
+                ends: Ends::Starts(self.starts.clone()),
+            };
+        }
+        // Room for every key up front: room never used costs no memory, and a list
+        // grown by doubling would copy itself on the way.
+        let mut keys = Vec::with_capacity(self.keys());
+        let mut ends = Vec::with_capacity(self.keys());
         let mut total = 0u64;
         let mut keep = |k: usize| {
             total += self.len_of(k) as u64;
-            rows.keys.push(k as u32);
-            rows.ends.push(total);
+            keys.push(k as u32);
+            ends.push(total);
         };
-        if filter.is_empty() {
-            (0..self.keys()).for_each(&mut keep);
-            return rows;
-        }
         let names = self.events.names.as_bytes();
         let finder = memchr::memmem::Finder::new(filter.as_bytes());
         let (mut from, mut k) = (0, 0);
@@ -170,7 +179,10 @@ impl Ranked {
             // Either way no later match in this key can lie inside it.
             from = self.events.name_ends[k];
         }
-        rows
+        Rows {
+            keys: Some(keys),
+            ends: Ends::Own(ends),
+        }
     }
 
     /// Reads rows `range` of `rows` back from `path`: each key's lines on it, ranked by
@@ -269,16 +281,49 @@ fn trimmed(line: u64, bytes: &[u8]) -> &[u8] {
 }
 
 /// The rows a filter lets through: keys in order, with the rows up to each.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rows {
-    keys: Vec<u32>,
-    /// Rows of `keys[..=i]`.
-    ends: Vec<u64>,
+    /// The keys let through; `None`: every key.
+    keys: Option<Vec<u32>>,
+    ends: Ends,
+}
+
+/// Rows of the keys up to each key let through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ends {
+    Own(Vec<u64>),
+    /// Every key's: the [`Ranked`]'s starts, after their leading 0.
+    Starts(Arc<[u64]>),
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows {
+            keys: Some(Vec::new()),
+            ends: Ends::Own(Vec::new()),
+        }
+    }
 }
 
 impl Rows {
+    /// Rows of the keys up to each key let through.
+    fn ends(&self) -> &[u64] {
+        match &self.ends {
+            Ends::Own(ends) => ends,
+            Ends::Starts(starts) => starts.get(1..).unwrap_or_default(),
+        }
+    }
+
+    /// The key let through `i`th.
+    fn key(&self, i: usize) -> Option<usize> {
+        match &self.keys {
+            Some(keys) => keys.get(i).map(|&k| k as usize),
+            None => (i < self.ends().len()).then_some(i),
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.ends.last().copied().unwrap_or(0) as usize
+        self.ends().last().copied().unwrap_or(0) as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -288,10 +333,11 @@ impl Rows {
     /// Row `i` as `(key, entry of the key)`.
     pub fn at(&self, i: usize) -> Option<(usize, usize)> {
         let i = i as u64;
-        let at = self.ends.partition_point(|&end| end <= i);
-        let before = if at == 0 { 0 } else { self.ends[at - 1] };
-        let key = *self.keys.get(at)?;
-        Some((key as usize, (i - before) as usize))
+        let ends = self.ends();
+        let at = ends.partition_point(|&end| end <= i);
+        let before = if at == 0 { 0 } else { ends[at - 1] };
+        let key = self.key(at)?;
+        Some((key, (i - before) as usize))
     }
 
     /// The first row of the nearest key after (or before) row `from` that `pick`
@@ -302,15 +348,17 @@ impl Rows {
         forward: bool,
         pick: impl Fn(usize) -> bool,
     ) -> Option<usize> {
-        let last = self.keys.len().checked_sub(1)?;
-        let first_row = |i: usize| if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        let current = self.ends.partition_point(|&end| end <= from as u64);
+        let ends = self.ends();
+        let last = ends.len().checked_sub(1)?;
+        let first_row = |i: usize| if i == 0 { 0 } else { ends[i - 1] as usize };
+        let current = ends.partition_point(|&end| end <= from as u64);
+        let picked = |i: usize| self.key(i).is_some_and(&pick);
         let found = if forward {
-            (current + 1..=last).find(|&i| pick(self.keys[i] as usize))
+            (current + 1..=last).find(|&i| picked(i))
         } else {
             (0..=current.min(last))
                 .rev()
-                .find(|&i| first_row(i) < from && pick(self.keys[i] as usize))
+                .find(|&i| first_row(i) < from && picked(i))
         };
         found.map(first_row)
     }

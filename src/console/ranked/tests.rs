@@ -60,6 +60,22 @@ fn the_courier_burst_ranks_with_reasons() {
     );
     let rows = ranked.filter("");
     assert_eq!(rows.len(), (0..3).map(|k| ranked.len_of(k)).sum::<usize>());
+    // Every key's rows, without a list of its own, and a filter's, row for row.
+    let mut i = 0;
+    for k in 0..ranked.keys() {
+        for r in 0..ranked.len_of(k) {
+            assert_eq!(rows.at(i), Some((k, r)));
+            assert_eq!(ranked.filter("2").at(i), Some((k, r)));
+            i += 1;
+        }
+    }
+    assert_eq!(rows.at(i), None);
+    assert_eq!(
+        rows.next_key(0, true, |k| k == 2),
+        Some(i - ranked.len_of(2))
+    );
+    assert_eq!(rows.next_key(i - 1, false, |k| k == 0), Some(0));
+    assert!(Ranked::default().filter("").is_empty() && Rows::default().is_empty());
     let read = ranked.read_rows(&config, &path, &rows, 0..2).unwrap();
     assert_eq!(read[0].instant, "2024-03-02T08:15:00Z");
     assert!(
