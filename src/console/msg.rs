@@ -239,9 +239,12 @@ pub enum Effect {
         id: u64,
         date: Date,
     },
+    /// Index `path`'s lines; §2's repeats come from `ranked` when it holds them (the
+    /// plan's read kept them), else from a read of the input.
     Index {
         id: u64,
         path: PathBuf,
+        ranked: Option<Arc<Ranked>>,
     },
     /// Read the lines `start..start + WINDOW` (quick; on the UI thread).
     Window {

@@ -289,9 +289,9 @@ impl Console {
                 move |_, _| workers::restore(&config, id, date),
                 move |e| Report::Restored { id, result: Err(e) },
             ),
-            Effect::Index { id, path } => self.spawn(
+            Effect::Index { id, path, ranked } => self.spawn(
                 id,
-                move |cancel, report| workers::index(&config, id, &path, cancel, report),
+                move |cancel, report| workers::index(&config, id, (&path, ranked), cancel, report),
                 move |e| Report::Indexed { id, result: Err(e) },
             ),
             Effect::Rank { id, path } => self.spawn(

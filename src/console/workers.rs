@@ -182,9 +182,16 @@ pub fn restore(config: &Config, id: u64, date: Date) -> Report {
     Report::Restored { id, result }
 }
 
-/// Indexes the lines of `path`, then reads it as the plan does for the lines §2 finds
-/// repeating an earlier event (the Raw tab names the line each repeats).
-pub fn index(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
+/// Indexes the lines of `path`, with the lines §2 finds repeating an earlier event (the
+/// Raw tab names the line each repeats): those the Ranked tab's data already holds, or
+/// else a read of the input as the plan reads it.
+pub fn index(
+    config: &Config,
+    id: u64,
+    (path, ranked): (&Path, Option<Arc<ranked::Ranked>>),
+    cancel: &AtomicBool,
+    report: Sink,
+) -> Report {
     let mut last = 0;
     let mut progress = |bytes, total| {
         if worth(bytes, total, &mut last) {
@@ -192,6 +199,16 @@ pub fn index(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report:
         }
         !cancel.load(Ordering::Relaxed)
     };
+    if let Some(ranked) = ranked {
+        let result = LineIndex::build(path, &mut progress).map(|mut index| {
+            index.repeats = ranked.index().repeats.clone();
+            index
+        });
+        return Report::Indexed {
+            id,
+            result: result.map(Arc::new).map_err(|e| e.to_string()),
+        };
+    }
     // The line index is a fast pass: an eighth of the bar.
     let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total)).and_then(
         |mut index| {

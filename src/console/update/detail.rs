@@ -28,7 +28,13 @@ pub fn ensure_detail(app: &mut App) -> Vec<Effect> {
                 window_start: 1,
                 window: Vec::new(),
             };
-            vec![Effect::Index { id, path }]
+            let ranked = match &app.ranked.data {
+                Loading::Ready(ranked) if app.ranked.path.as_ref() == Some(&path) => {
+                    Some(ranked.clone())
+                }
+                _ => None,
+            };
+            vec![Effect::Index { id, path, ranked }]
         }
         Pane::Ranked
             if app.ranked.path.as_ref() != Some(&path)
