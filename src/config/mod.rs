@@ -389,6 +389,11 @@ pub(crate) mod fixtures {
     /// Order events: int key, timestamp order, int tiebreak, two optional fields and a
     /// prohibited `email`.
     pub fn orders() -> Config {
+        orders_keyed_by("int")
+    }
+
+    /// [`orders`] with its key `order_id` of field type `key_type`.
+    pub fn orders_keyed_by(key_type: &str) -> Config {
         let text = r#"
 product = "orders"
 [schema]
@@ -406,7 +411,11 @@ updated_at = { type = "timestamp", required = true }
 seq        = { type = "int" }
 city       = { type = "string" }
 "#;
-        match Config::parse(text, Path::new("/w.toml"), Path::new("/")) {
+        let text = text.replace(
+            r#"order_id   = { type = "int""#,
+            &format!(r#"order_id   = {{ type = "{key_type}""#),
+        );
+        match Config::parse(&text, Path::new("/w.toml"), Path::new("/")) {
             Ok(config) => config,
             Err(e) => panic!("the orders fixture parses: {e}"),
         }

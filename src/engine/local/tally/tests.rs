@@ -343,27 +343,6 @@ fn summarise_for_plan(schema: &Schema, batches: &[Batch]) -> Summary {
     }
 }
 
-/// The orders fixture with a string key whose values outgrow the short key: keys that
-/// share their first 14 bytes must still be told apart, from their records.
-fn long_string_keys() -> Config {
-    let text = r#"
-product = "orders"
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "string",    required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int" }
-"#;
-    Config::parse(text, Path::new("/w.toml"), Path::new("/")).unwrap()
-}
-
 proptest! {
     /// A plan keeps no winners' records, yet counts, finds and dates exactly what a
     /// landing's tally does; its trail's winners are the landing's winners.
@@ -375,7 +354,9 @@ proptest! {
         ),
         long_keys in any::<bool>(),
     ) {
-        let config = if long_keys { long_string_keys() } else { config() };
+        // String keys that share their first 14 bytes: a plan keeps their records, to
+        // tell them apart.
+        let config = crate::config::fixtures::orders_keyed_by(if long_keys { "string" } else { "int" });
         let schema = &config.schema;
         let mut batch = Batch::default();
         for (i, &(id, key, minute, seq, status, day)) in lines.iter().enumerate() {
