@@ -211,12 +211,7 @@ impl Ranked {
 
     /// Key `k`'s events read back from `file` in the tab's order: ranked by §3 (the
     /// plan's `rank_by`), then its retries and conflicts by line.
-    fn rank_key(
-        &self,
-        config: &Config,
-        file: &File,
-        k: usize,
-    ) -> std::io::Result<Vec<(Entry, Vec<u8>)>> {
+    fn rank_key(&self, config: &Config, file: &File, k: usize) -> std::io::Result<KeyRows> {
         let limit = config.max_line_bytes + 4; // room for a BOM and a `\r`
         let mut ranked = Vec::new();
         let mut repeats = Vec::new();
