@@ -114,3 +114,32 @@ fn the_shipped_bucket_size_lands_the_same_bytes_as_spilling_at_once() {
     };
     assert!(part(&spilled) == part(&shipped), "the Parquet bytes differ");
 }
+
+/// A planning engine keeps no rows: a landing through one is a bug that stops before
+/// anything is published, not an empty partition.
+#[test]
+fn a_planning_engine_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = crate::config::fixtures::orders();
+    config.inbox = dir.path().join("inbox");
+    config.publish_root = dir.path().join("lake");
+    config.quarantine_root = dir.path().join("quarantine");
+    config.state_root = dir.path().join("state");
+    std::fs::create_dir_all(&config.inbox).unwrap();
+    let input = config.inbox.join("events.jsonl");
+    let line = r#"{"event_id":"e1","order_id":1,"status":"P","updated_at":"2024-03-01T10:00:00Z"}"#;
+    std::fs::write(&input, line).unwrap();
+    let mut engine = LocalEngine::planning(false);
+    let options = DecideOptions::default();
+    let err = run(&config, &mut engine, &input, options, &mut |_| true).unwrap_err();
+    assert!(matches!(err, crate::Error::Internal { .. }), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&config.publish_root)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        left.is_empty(),
+        "nothing published, no staging left: {left:?}"
+    );
+    let checkpoint = config.state_root.join("checkpoints/events.jsonl.json");
+    assert!(!checkpoint.exists(), "no checkpoint");
+}
