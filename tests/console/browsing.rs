@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use wharf::console::app::{Badge, PlanState, View};
+use wharf::console::app::{Badge, Loading, PlanState, View};
 use wharf::console::{Console, Intent, Msg};
 
 use crate::fixture;
@@ -169,4 +169,29 @@ fn the_cursor_starts_on_the_oldest_input_not_landed() {
     );
     let current = console.app.current().map(|r| r.entry.name.clone());
     assert_eq!(current.as_deref(), Some("02-courier-burst.jsonl"));
+}
+
+/// An input with a conflict keeps no events by key in its plan (it is read again without
+/// the conflicting line): the Ranked tab reads the input itself and shows the conflict.
+#[test]
+fn ranked_reads_an_input_with_a_conflict_itself() {
+    let mut p = Product::samples();
+    let conflict = "{\"event_id\":\"c1\",\"order_id\":7,\"status\":\"A\",\"updated_at\":\"2024-03-01T10:00:00Z\"}\n\
+                    {\"event_id\":\"o1\",\"order_id\":3,\"status\":\"C\",\"updated_at\":\"2024-03-01T09:00:00Z\"}\n\
+                    {\"event_id\":\"c1\",\"order_id\":7,\"status\":\"B\",\"updated_at\":\"2024-03-01T10:00:00Z\"}\n";
+    fixture::write_input(p.folder.path(), "06-conflict.jsonl", conflict.as_bytes(), 9);
+    p.step_and_draw(Intent::Reload);
+    p.select("06-conflict.jsonl");
+    let screen = p.steps([Intent::NextPane, Intent::NextPane, Intent::NextPane]);
+    assert!(
+        matches!(p.console.app.ranked.data, Loading::Ready(_)),
+        "{screen}"
+    );
+    assert_eq!(p.console.app.ranked.rows.len(), 3, "{screen}");
+    assert!(screen.contains("conflict with line 1"), "{screen}");
+    let screen = p.step_and_draw(Intent::NextMark);
+    assert_eq!(
+        p.console.app.ranked.cursor, 1,
+        "the conflict's key 7: {screen}"
+    );
 }
