@@ -35,9 +35,10 @@ impl Trail {
         }
     }
 
-    /// Makes room for `events` entries ahead.
+    /// Makes room for `events` entries ahead, up to 512 MiB of address space (room never
+    /// used costs no memory; a larger input grows the rest).
     pub fn reserve(&mut self, events: usize) {
-        self.entries.reserve(events);
+        self.entries.reserve(events.min(1 << 26));
     }
 
     /// Whether the input was too long to keep a trail for.
