@@ -131,32 +131,44 @@ fn exact_of(i: usize) -> String {
 }
 
 /// §2 over `exact`: each line's occurrence of its event id and whether it contradicts
-/// the first; the declared fields in their published types.
+/// the first; the declared fields in their published types. The first line's values
+/// come field by field, so the shuffle carries each value once.
 fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
-    let canon: Vec<String> = schema
+    // Per field: (its value's columns, the first line's columns).
+    let compared: Vec<Vec<(String, String)>> = schema
         .fields
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let value = if f.ty == FieldType::Timestamp {
+            if f.ty == FieldType::Timestamp {
                 let (s, n) = instant(i);
-                format!("named_struct('s', {s}, 'n', {n})")
+                vec![(s, format!("__fs{i}")), (n, format!("__fn{i}"))]
             } else {
-                ident(&f.name)
-            };
-            format!("'c{i}', {value}")
+                vec![(ident(&f.name), format!("__f{i}"))]
+            }
+        })
+        .collect();
+    let firsts: Vec<String> = compared
+        .iter()
+        .flatten()
+        .map(|(value, first)| format!("first_value({value}) OVER __w AS {first}"))
+        .collect();
+    // Field `i` equals the first line's, as a typed value (null equals null).
+    let same: Vec<String> = compared
+        .iter()
+        .map(|columns| {
+            let parts: Vec<String> = columns
+                .iter()
+                .map(|(value, first)| format!("{value} <=> {first}"))
+                .collect();
+            format!("({})", parts.join(" AND "))
         })
         .collect();
     let differs: Vec<String> = schema
         .fields
         .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            format!(
-                "WHEN NOT (__canon.c{i} <=> __first.c{i}) THEN {}",
-                literal(&f.name)
-            )
-        })
+        .zip(&same)
+        .map(|(f, same)| format!("WHEN NOT {same} THEN {}", literal(&f.name)))
         .collect();
     let published: Vec<String> = schema
         .fields
@@ -181,18 +193,18 @@ fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
         })
         .collect();
     let windowed = format!(
-        "SELECT *, row_number() OVER __w AS __occurrence, first_value(__canon) OVER __w AS __first \
-         FROM (SELECT *, named_struct({}) AS __canon FROM ({exact})) \
+        "SELECT *, row_number() OVER __w AS __occurrence, {} FROM ({exact}) \
          WINDOW __w AS (PARTITION BY {} ORDER BY __line)",
-        canon.join(", "),
+        firsts.join(", "),
         ident(&schema.fields[schema.event_id].name)
     );
     format!(
         "SELECT {}, __line{instants}, __occurrence, \
-         __occurrence > 1 AND NOT (__canon <=> __first) AS __conflict, \
+         __occurrence > 1 AND NOT ({}) AS __conflict, \
          CASE WHEN __occurrence = 1 THEN NULL {} END AS __conflict_field \
          FROM ({windowed})",
         published.join(", "),
+        same.join(" AND "),
         differs.join(" ")
     )
 }
