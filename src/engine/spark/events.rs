@@ -85,9 +85,12 @@ pub fn query(schema: &Schema, lines: &str) -> String {
 }
 
 /// The RFC 3339 parts of timestamp field `i` (`column`), at their fixed places
-/// (the driver accepted the text, so every part is there and in range).
+/// (the driver accepted the text, so every part is there and in range): the fraction's
+/// digits run from the 21st character to the offset, which is `Z`, `z` or `±HH:MM`.
 fn parts_of(column: &str, i: usize) -> String {
     let int = |from: u32, len: u32| format!("CAST(substr({column}, {from}, {len}) AS BIGINT)");
+    let zulu = format!("substr({column}, -1) IN ('Z', 'z')");
+    let zulu_len = format!("CASE WHEN {zulu} THEN 1 ELSE 6 END");
     [
         format!("{} AS __y{i}", int(1, 4)),
         format!("{} AS __mo{i}", int(6, 2)),
@@ -95,8 +98,13 @@ fn parts_of(column: &str, i: usize) -> String {
         format!("{} AS __h{i}", int(12, 2)),
         format!("{} AS __mi{i}", int(15, 2)),
         format!("{} AS __sec{i}", int(18, 2)),
-        format!("regexp_extract({column}, '^.{{19}}\\\\.([0-9]+)', 1) AS __frac{i}"),
-        format!("regexp_extract({column}, '([Zz]|[+-][0-9][0-9]:[0-9][0-9])$', 1) AS __off{i}"),
+        format!(
+            "CASE WHEN substr({column}, 20, 1) = '.' \
+             THEN substr({column}, 21, length({column}) - 20 - {zulu_len}) ELSE '' END AS __frac{i}"
+        ),
+        format!(
+            "CASE WHEN {zulu} THEN substr({column}, -1) ELSE substr({column}, -6) END AS __off{i}"
+        ),
     ]
     .join(", ")
 }
@@ -192,9 +200,11 @@ fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
             format!(", {s}, {n}")
         })
         .collect();
+    // Lines are unique, so one row frame serves the row number and the first values.
     let windowed = format!(
         "SELECT *, row_number() OVER __w AS __occurrence, {} FROM ({exact}) \
-         WINDOW __w AS (PARTITION BY {} ORDER BY __line)",
+         WINDOW __w AS (PARTITION BY {} ORDER BY __line \
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
         firsts.join(", "),
         ident(&schema.fields[schema.event_id].name)
     );
