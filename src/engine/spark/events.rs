@@ -85,9 +85,12 @@ pub fn query(schema: &Schema, lines: &str) -> String {
 }
 
 /// The RFC 3339 parts of timestamp field `i` (`column`), at their fixed places
-/// (the driver accepted the text, so every part is there and in range).
+/// (the driver accepted the text, so every part is there and in range): the fraction's
+/// digits run from the 21st character to the offset, which is `Z`, `z` or `±HH:MM`.
 fn parts_of(column: &str, i: usize) -> String {
     let int = |from: u32, len: u32| format!("CAST(substr({column}, {from}, {len}) AS BIGINT)");
+    let zulu = format!("substr({column}, -1) IN ('Z', 'z')");
+    let zulu_len = format!("CASE WHEN {zulu} THEN 1 ELSE 6 END");
     [
         format!("{} AS __y{i}", int(1, 4)),
         format!("{} AS __mo{i}", int(6, 2)),
@@ -95,8 +98,13 @@ fn parts_of(column: &str, i: usize) -> String {
         format!("{} AS __h{i}", int(12, 2)),
         format!("{} AS __mi{i}", int(15, 2)),
         format!("{} AS __sec{i}", int(18, 2)),
-        format!("regexp_extract({column}, '^.{{19}}\\\\.([0-9]+)', 1) AS __frac{i}"),
-        format!("regexp_extract({column}, '([Zz]|[+-][0-9][0-9]:[0-9][0-9])$', 1) AS __off{i}"),
+        format!(
+            "CASE WHEN substr({column}, 20, 1) = '.' \
+             THEN substr({column}, 21, length({column}) - 20 - {zulu_len}) ELSE '' END AS __frac{i}"
+        ),
+        format!(
+            "CASE WHEN {zulu} THEN substr({column}, -1) ELSE substr({column}, -6) END AS __off{i}"
+        ),
     ]
     .join(", ")
 }
@@ -131,32 +139,44 @@ fn exact_of(i: usize) -> String {
 }
 
 /// §2 over `exact`: each line's occurrence of its event id and whether it contradicts
-/// the first; the declared fields in their published types.
+/// the first; the declared fields in their published types. The first line's values
+/// come field by field, so the shuffle carries each value once.
 fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
-    let canon: Vec<String> = schema
+    // Per field: (its value's columns, the first line's columns).
+    let compared: Vec<Vec<(String, String)>> = schema
         .fields
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let value = if f.ty == FieldType::Timestamp {
+            if f.ty == FieldType::Timestamp {
                 let (s, n) = instant(i);
-                format!("named_struct('s', {s}, 'n', {n})")
+                vec![(s, format!("__fs{i}")), (n, format!("__fn{i}"))]
             } else {
-                ident(&f.name)
-            };
-            format!("'c{i}', {value}")
+                vec![(ident(&f.name), format!("__f{i}"))]
+            }
+        })
+        .collect();
+    let firsts: Vec<String> = compared
+        .iter()
+        .flatten()
+        .map(|(value, first)| format!("first_value({value}) OVER __w AS {first}"))
+        .collect();
+    // Field `i` equals the first line's, as a typed value (null equals null).
+    let same: Vec<String> = compared
+        .iter()
+        .map(|columns| {
+            let parts: Vec<String> = columns
+                .iter()
+                .map(|(value, first)| format!("{value} <=> {first}"))
+                .collect();
+            format!("({})", parts.join(" AND "))
         })
         .collect();
     let differs: Vec<String> = schema
         .fields
         .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            format!(
-                "WHEN NOT (__canon.c{i} <=> __first.c{i}) THEN {}",
-                literal(&f.name)
-            )
-        })
+        .zip(&same)
+        .map(|(f, same)| format!("WHEN NOT {same} THEN {}", literal(&f.name)))
         .collect();
     let published: Vec<String> = schema
         .fields
@@ -180,19 +200,21 @@ fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
             format!(", {s}, {n}")
         })
         .collect();
+    // Lines are unique, so one row frame serves the row number and the first values.
     let windowed = format!(
-        "SELECT *, row_number() OVER __w AS __occurrence, first_value(__canon) OVER __w AS __first \
-         FROM (SELECT *, named_struct({}) AS __canon FROM ({exact})) \
-         WINDOW __w AS (PARTITION BY {} ORDER BY __line)",
-        canon.join(", "),
+        "SELECT *, row_number() OVER __w AS __occurrence, {} FROM ({exact}) \
+         WINDOW __w AS (PARTITION BY {} ORDER BY __line \
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+        firsts.join(", "),
         ident(&schema.fields[schema.event_id].name)
     );
     format!(
         "SELECT {}, __line{instants}, __occurrence, \
-         __occurrence > 1 AND NOT (__canon <=> __first) AS __conflict, \
+         __occurrence > 1 AND NOT ({}) AS __conflict, \
          CASE WHEN __occurrence = 1 THEN NULL {} END AS __conflict_field \
          FROM ({windowed})",
         published.join(", "),
+        same.join(" AND "),
         differs.join(" ")
     )
 }

@@ -3,9 +3,12 @@
 //! of the lines the driver accepted.
 //!
 //! Spark splits a file into blocks read in parallel; within one block lines come in
-//! order. A line's number is its row number within its block (ordered by
-//! `monotonically_increasing_id()`, increasing within a task) plus the lines of every
-//! earlier block, which the driver learns from one small query (a row per block).
+//! order, one task reading the block whole. `monotonically_increasing_id()` counts a
+//! task's rows one by one, so a block's lines hold consecutive ids: a line's number is its
+//! id less its block's first id, plus the lines of every earlier block. The driver learns
+//! both from one small query (a row per block), and the numbering needs no shuffle. It
+//! relies on Spark splitting the file alike in both queries, so a line whose id falls
+//! outside its block's range fails the query instead of taking a wrong number.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,7 +17,7 @@ use super::session::{Session, int_at};
 use crate::error::{Error, Result};
 
 /// Every line as Spark read it: `value`, `block` (the byte its split starts at) and
-/// `mid` (its order within the block).
+/// `mid` (its task's row count before it, plus the task's own high bits).
 pub const RAW: &str = "wharf_raw_lines";
 /// The accepted lines, numbered and cleaned: `line`, `value`.
 pub const LINES: &str = "wharf_lines";
@@ -45,7 +48,7 @@ pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) ->
     raw.create_or_replace_temp_view(RAW)
         .map_err(|e| session.error("cannot register the input's lines", &e))?;
     let starts = block_starts(session)?;
-    let counted = starts.last().map_or(0, |&(_, start, n)| start + n);
+    let counted = starts.last().map_or(0, |b| b.before + b.lines);
     if counted != lines {
         return Err(Error::Input {
             path: path.to_owned(),
@@ -63,33 +66,61 @@ pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) ->
         .map_err(|e| session.error("cannot register the numbered lines", &e))
 }
 
-/// `(block, lines before it, lines in it)` for every block, in file order.
-fn block_starts(session: &Session) -> Result<Vec<(i64, u64, u64)>> {
-    let query = format!("SELECT block, count(*) FROM {RAW} GROUP BY block ORDER BY block");
+/// One block of the input as Spark read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Block {
+    /// The byte its split starts at.
+    start: i64,
+    /// Lines in every earlier block.
+    before: u64,
+    /// Lines in it.
+    lines: u64,
+    /// The `mid` of its first line.
+    first_mid: i64,
+}
+
+/// Every block, in file order.
+fn block_starts(session: &Session) -> Result<Vec<Block>> {
+    let query =
+        format!("SELECT block, count(*), min(mid) FROM {RAW} GROUP BY block ORDER BY block");
     let mut before = 0u64;
     let mut starts = Vec::new();
     for row in session.rows(&query, "cannot count the input's lines per block")? {
-        let (block, n) = (int_at(&row, 0)?, int_at(&row, 1)?);
-        let n = u64::try_from(n).map_err(Error::internal)?;
-        starts.push((block, before, n));
-        before += n;
+        let (start, n, first_mid) = (int_at(&row, 0)?, int_at(&row, 1)?, int_at(&row, 2)?);
+        let lines = u64::try_from(n).map_err(Error::internal)?;
+        starts.push(Block {
+            start,
+            before,
+            lines,
+            first_mid,
+        });
+        before += lines;
     }
     Ok(starts)
 }
 
 /// The query of [`LINES`].
-fn numbered_query(starts: &[(i64, u64, u64)], rejected: &[u64]) -> String {
+fn numbered_query(starts: &[Block], rejected: &[u64]) -> String {
     let mut offsets = String::new();
-    for (i, (block, before, _)) in starts.iter().enumerate() {
+    for (i, block) in starts.iter().enumerate() {
         let comma = if i == 0 { "" } else { ", " };
-        let _ = write!(offsets, "{comma}({block}L, {before}L)");
+        let Block {
+            start,
+            before,
+            lines,
+            first_mid,
+        } = block;
+        let _ = write!(offsets, "{comma}({start}L, {before}L, {lines}L, {first_mid}L)");
     }
     if offsets.is_empty() {
-        offsets.push_str("(0L, 0L)");
+        offsets.push_str("(0L, 0L, 0L, 0L)");
     }
+    // A fixed message: an error keeps only its condition, and this one quotes no row.
     let numbered = format!(
-        "SELECT /*+ BROADCAST(o) */ o.lines_before + row_number() OVER (PARTITION BY r.block ORDER BY r.mid) AS line, r.value \
-         FROM {RAW} r JOIN (VALUES {offsets}) AS o(blk, lines_before) ON r.block = o.blk"
+        "SELECT /*+ BROADCAST(o) */ CASE WHEN r.mid - o.first_mid BETWEEN 0 AND o.n - 1 \
+         THEN o.lines_before + r.mid - o.first_mid + 1 \
+         ELSE raise_error('Spark split the input differently between two reads') END AS line, r.value \
+         FROM {RAW} r JOIN (VALUES {offsets}) AS o(blk, lines_before, n, first_mid) ON r.block = o.blk"
     );
     // §1: the byte-order mark only at the very start, then one trailing `\r`.
     let cleaned = format!(

@@ -23,12 +23,18 @@ use spark_connect::{DataFrame, SparkError, SparkSession};
 use crate::error::{Error, Result};
 
 /// Session settings a landing relies on, set on connect and read back for the run log:
-/// UTC dates and times, ANSI arithmetic and casts (an overflow fails, never wraps), and
-/// microsecond timestamps in the written Parquet.
-pub const SETTINGS: [(&str, &str); 3] = [
+/// UTC dates and times, ANSI arithmetic and casts (an overflow fails, never wraps),
+/// microsecond timestamps in the written Parquet, and cached rows kept in as many
+/// partitions as their size needs (else a cached query keeps every one of
+/// `spark.sql.shuffle.partitions`, and each later shuffle writes that many files per task).
+pub const SETTINGS: [(&str, &str); 4] = [
     ("spark.sql.session.timeZone", "UTC"),
     ("spark.sql.ansi.enabled", "true"),
     ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),
+    (
+        "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning",
+        "true",
+    ),
 ];
 
 /// Characters of a connection error's message kept in an [`Error::Engine`].

@@ -109,14 +109,25 @@ fn query(config: &Config, source: &str, dates: &BTreeMap<Date, u64>) -> String {
         })
         .collect();
     let listed: Vec<String> = dates.keys().map(|d| format!("DATE'{d}'")).collect();
+    let listed = listed.join(", ");
+    // One file per date needs no row number, which would sort each date in one task.
+    let one_file = dates
+        .values()
+        .all(|rows| files_of(config.files_per_date, *rows).0 == 1);
+    let numbered = if one_file {
+        format!("SELECT *, 0 AS __file FROM {source} WHERE event_date IN ({listed})")
+    } else {
+        format!(
+            "SELECT *, CAST((__k - 1) div (CASE event_date {per_file} END) AS INT) AS __file \
+             FROM (SELECT *, row_number() OVER (PARTITION BY event_date ORDER BY {key}) AS __k \
+             FROM {source} WHERE event_date IN ({listed}))",
+            per_file = per_file.join(" "),
+        )
+    };
     format!(
-        "SELECT {fields}, event_date, CAST((__k - 1) div (CASE event_date {per_file} END) AS INT) AS __file \
-         FROM (SELECT *, row_number() OVER (PARTITION BY event_date ORDER BY {key}) AS __k \
-         FROM {source} WHERE event_date IN ({listed})) \
+        "SELECT {fields}, event_date, __file FROM ({numbered}) \
          DISTRIBUTE BY event_date, __file SORT BY event_date, __file, {key}",
         fields = fields.join(", "),
-        per_file = per_file.join(" "),
-        listed = listed.join(", "),
     )
 }
 
