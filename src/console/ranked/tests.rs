@@ -254,3 +254,41 @@ proptest::proptest! {
         proptest::prop_assert_eq!(shown as u64, summary.counts.accepted + repeats.conflicts.len() as u64);
     }
 }
+
+/// A [`Ranked`] of `keys` as shown, one event each.
+fn of_keys(keys: &[String]) -> Ranked {
+    let mut names = String::new();
+    let mut name_ends = Vec::new();
+    for key in keys {
+        names.push_str(key);
+        name_ends.push(names.len());
+    }
+    let events = EventsByKey {
+        names,
+        name_ends,
+        starts: (0..=keys.len() as u64).collect(),
+        entries: (1..=keys.len() as u64)
+            .map(|l| l | EventsByKey::KEPT)
+            .collect(),
+        flags: vec![0; keys.len()],
+        repeats: Default::default(),
+    };
+    let config = crate::config::fixtures::orders();
+    Ranked::with_index(&config, events, LineIndex::default())
+}
+
+proptest::proptest! {
+    /// The filter lets through exactly the keys that contain it, whatever its matches
+    /// across two keys and its repeats inside one.
+    #[test]
+    fn the_filter_lets_through_the_keys_that_contain_it(
+        keys in proptest::collection::vec("[12a]{0,5}", 0..40),
+        filter in "[12a]{1,3}",
+    ) {
+        let ranked = of_keys(&keys);
+        let rows = ranked.filter(&filter);
+        let shown: Vec<usize> = (0..rows.len()).filter_map(|i| rows.at(i)).map(|(k, _)| k).collect();
+        let want: Vec<usize> = (0..keys.len()).filter(|&k| keys[k].contains(&filter)).collect();
+        proptest::prop_assert_eq!(shown, want);
+    }
+}
