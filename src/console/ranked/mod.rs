@@ -165,36 +165,19 @@ impl Ranked {
             ends.push(total);
         };
         let names = self.events.names.as_bytes();
-        let name_ends = &self.events.name_ends;
         let finder = memchr::memmem::Finder::new(filter.as_bytes());
-        // One pass of the finder over all the keys' text (a search per key, or a search
-        // restarted after each match, pays its setup each time). Its matches do not
-        // overlap, so a match across two keys may hide one that starts inside the second:
-        // after one, it starts again at the second key.
-        let (mut from, mut next, mut k) = (0, 0, 0);
-        'text: while from < names.len() {
-            for found in finder.find_iter(&names[from..]) {
-                let at = from + found;
-                if at < next {
-                    if at + filter.len() <= next {
-                        continue; // inside a key already let through
-                    }
-                    from = next;
-                    continue 'text;
-                }
-                // Matches come in order: the key holding this one is at or after the last.
-                while name_ends[k] <= at {
-                    k += 1;
-                }
-                next = name_ends[k];
-                if at + filter.len() <= next {
-                    keep(k);
-                } else {
-                    from = next;
-                    continue 'text;
-                }
+        let (mut from, mut k) = (0, 0);
+        while let Some(found) = finder.find(&names[from..]) {
+            let at = from + found;
+            // Matches come in order: the key holding this one is at or after the last.
+            while self.events.name_ends[k] <= at {
+                k += 1;
             }
-            break;
+            if at + filter.len() <= self.events.name_ends[k] {
+                keep(k);
+            }
+            // Either way no later match in this key can lie inside it.
+            from = self.events.name_ends[k];
         }
         Rows {
             keys: Some(keys),
