@@ -22,16 +22,22 @@ const SPILL_AT_ONCE: ReadOptions = ReadOptions {
     log_bucket_records: 1,
 };
 
-fn land_reading(
-    contradict: bool,
-    read: ReadOptions,
-) -> (tempfile::TempDir, Config, RunOutcome, u64) {
+/// The orders fixture's product in a folder of its own.
+fn product() -> (tempfile::TempDir, Config) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = crate::config::fixtures::orders();
     config.inbox = dir.path().join("inbox");
     config.publish_root = dir.path().join("lake");
     config.quarantine_root = dir.path().join("quarantine");
     config.state_root = dir.path().join("state");
+    (dir, config)
+}
+
+fn land_reading(
+    contradict: bool,
+    read: ReadOptions,
+) -> (tempfile::TempDir, Config, RunOutcome, u64) {
+    let (dir, config) = product();
     let line = |key: u64, minute: u64, status: &str| {
         format!(
             r#"{{"event_id":"e{key}-{minute}","order_id":{key},"status":"{status}","updated_at":"2024-03-01T10:{minute:02}:00Z"}}"#
@@ -119,12 +125,7 @@ fn the_shipped_bucket_size_lands_the_same_bytes_as_spilling_at_once() {
 /// anything is published, not an empty partition.
 #[test]
 fn a_planning_engine_publishes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = crate::config::fixtures::orders();
-    config.inbox = dir.path().join("inbox");
-    config.publish_root = dir.path().join("lake");
-    config.quarantine_root = dir.path().join("quarantine");
-    config.state_root = dir.path().join("state");
+    let (_dir, config) = product();
     std::fs::create_dir_all(&config.inbox).unwrap();
     let input = config.inbox.join("events.jsonl");
     let line = r#"{"event_id":"e1","order_id":1,"status":"P","updated_at":"2024-03-01T10:00:00Z"}"#;
