@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;
-use crate::contract::{self, Instant, LineBytes, Outcome, Value};
+use crate::contract::{self, Instant, LineBytes, Outcome, Record, Value};
 use crate::engine::local::EventsByKey;
 use crate::engine::local::tally::display_value;
 use crate::error::{Error, Result};
@@ -63,8 +63,9 @@ pub struct Ranked {
     pub order_by: String,
 }
 
-/// A key's rows in the tab's order, each with its line's bytes.
-type KeyRows = Vec<(Entry, Vec<u8>)>;
+/// A key's rows in the tab's order, each with its line's record (`None`: the line no
+/// longer reads as an accepted event).
+type KeyRows = Vec<(Entry, Option<Record>)>;
 
 /// One entry of a key: its rank (none for retries and conflicts), line and note.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,8 +203,8 @@ impl Ranked {
             if key.as_ref().is_none_or(|(at, _)| *at != k) {
                 key = Some((k, self.rank_key(config, &file, k).map_err(io)?));
             }
-            if let Some((entry, bytes)) = key.as_ref().and_then(|(_, rows)| rows.get(r)) {
-                read.push(row(config, *entry, bytes));
+            if let Some((entry, record)) = key.as_ref().and_then(|(_, rows)| rows.get(r)) {
+                read.push(row(config, *entry, record.as_ref()));
             }
         }
         Ok(read)
@@ -218,6 +219,7 @@ impl Ranked {
         for &e in self.entries(k) {
             let line = e & EventsByKey::LINE;
             let bytes = self.index.read_line(file, line, limit)?;
+            let record = accepted(config, line, &bytes);
             if e & EventsByKey::REPEAT != 0 {
                 let note = match self.index.repeat(line) {
                     Some(Repeat::Conflict { of }) => Note::Conflict { of },
@@ -230,17 +232,16 @@ impl Ranked {
                         line,
                         note,
                     },
-                    bytes,
+                    record,
                 ));
             } else {
-                let standing = standing(config, line, &bytes);
-                ranked.push((standing, bytes));
+                ranked.push((standing(config, line, record.as_ref()), record));
             }
         }
         rank_by(&mut ranked, |(standing, _)| *standing);
         let mut above: Option<Standing> = None;
         let mut rows = Vec::with_capacity(ranked.len() + repeats.len());
-        for (r, (standing, bytes)) in ranked.into_iter().enumerate() {
+        for (r, (standing, record)) in ranked.into_iter().enumerate() {
             let note = above.map_or(Note::Kept, |a| Note::Lost(standing.lost_to(&a)));
             above = Some(standing);
             let entry = Entry {
@@ -248,21 +249,28 @@ impl Ranked {
                 line: standing.line,
                 note,
             };
-            rows.push((entry, bytes));
+            rows.push((entry, record));
         }
         rows.extend(repeats);
         Ok(rows)
     }
 }
 
-/// Line `line`'s place in its key's §3 order, from its bytes classified again (a line
-/// that no longer reads as an accepted event ranks last: its row says the file changed).
-fn standing(config: &Config, line: u64, bytes: &[u8]) -> Standing {
-    let precedence = match contract::classify(LineBytes::Kept(trimmed(line, bytes)), &config.schema)
-    {
-        Outcome::Accepted(record) => Packed::from(Precedence::of(&record, &config.schema)),
-        _ => Packed::default(),
-    };
+/// Line `line`'s record, its bytes classified again; `None` when it no longer reads as
+/// an accepted event (the file changed after it was ranked).
+fn accepted(config: &Config, line: u64, bytes: &[u8]) -> Option<Record> {
+    match contract::classify(LineBytes::Kept(trimmed(line, bytes)), &config.schema) {
+        Outcome::Accepted(record) => Some(record),
+        _ => None,
+    }
+}
+
+/// Line `line`'s place in its key's §3 order (a line that no longer reads as an accepted
+/// event ranks last: its row says the file changed).
+fn standing(config: &Config, line: u64, record: Option<&Record>) -> Standing {
+    let precedence = record.map_or(Packed::default(), |record| {
+        Packed::from(Precedence::of(record, &config.schema))
+    });
     Standing { precedence, line }
 }
 
@@ -359,11 +367,10 @@ impl Rows {
     }
 }
 
-/// A row from its line's bytes, classified again (a line that no longer reads as an
-/// accepted event says so: the file changed after it was ranked).
-fn row(config: &Config, entry: Entry, bytes: &[u8]) -> RankedRow {
+/// A row from its line's record (a line that no longer reads as an accepted event says
+/// so: the file changed after it was ranked).
+fn row(config: &Config, entry: Entry, record: Option<&Record>) -> RankedRow {
     let schema = &config.schema;
-    let text = trimmed(entry.line, bytes);
     let mut shown = RankedRow {
         rank: entry.rank,
         line: entry.line,
@@ -373,7 +380,7 @@ fn row(config: &Config, entry: Entry, bytes: &[u8]) -> RankedRow {
         fields: "‹the line changed since it was ranked; open the tab again›".into(),
         note: entry.note,
     };
-    let Outcome::Accepted(record) = contract::classify(LineBytes::Kept(text), schema) else {
+    let Some(record) = record else {
         return shown;
     };
     let roles = [
