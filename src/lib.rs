@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod contract;
+pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod exit;

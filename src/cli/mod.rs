@@ -1,6 +1,7 @@
 //! The headless CLI for schedulers: one module per subcommand, `--json` everywhere,
 //! exit codes from [`crate::exit`] (CONTRACT.md §8).
 
+mod diff;
 mod history;
 mod plan;
 mod progress;
@@ -41,6 +42,23 @@ pub enum Command {
     Plan {
         input: PathBuf,
         /// Plan as if the operator allowed dates to shrink beyond max_shrink.
+        #[arg(long)]
+        allow_shrink: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Show what landing INPUT would change, key by key, without writing anything.
+    ///
+    /// Per date the landing writes: keys inserted, removed and updated (each changed
+    /// field as before → after) and the unchanged count, against the partition published
+    /// now (merge mode: the merged date). With --json, one line per changed key:
+    /// {"event_date","key","change","before","after"}. Exit codes as `plan`.
+    Diff {
+        input: PathBuf,
+        /// Only this date, YYYY-MM-DD.
+        #[arg(long, value_name = "DATE")]
+        date: Option<String>,
+        /// Diff as if the operator allowed dates to shrink beyond max_shrink.
         #[arg(long)]
         allow_shrink: bool,
         #[command(flatten)]
@@ -157,6 +175,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
             allow_shrink,
             engine,
         } => plan::plan(&engine.apply(config()?)?, &input, allow_shrink, cli.json),
+        Command::Diff {
+            input,
+            date,
+            allow_shrink,
+            engine,
+        } => {
+            let config = engine.apply(config()?)?;
+            diff::diff(&config, &input, date.as_deref(), allow_shrink, cli.json)
+        }
         Command::Run {
             input,
             allow_shrink,

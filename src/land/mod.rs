@@ -8,6 +8,7 @@
 
 mod folder;
 pub mod lock;
+pub mod preview;
 pub mod quarantine;
 pub mod restore;
 pub mod runlog;

@@ -11,6 +11,7 @@ mod kit;
 mod classification;
 mod cli;
 mod decision;
+mod diff;
 mod engine;
 mod landing;
 mod merge;

@@ -1,0 +1,97 @@
+//! What a landing would change, before it runs: [`preview`] plans the input, has the
+//! engine stage the rows of every date the plan publishes into a temporary folder outside
+//! the publish root (the dataset, its staging area and the state are not touched), and
+//! [`Preview::diff`] merge-joins each date with the partition published now.
+
+use std::path::Path;
+
+use super::{Progress, plan_with_manifest};
+use crate::config::Config;
+use crate::contract::Date;
+use crate::diff::{self, Change, DateDiff, read::Rows};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::plan::{Action, DecideOptions, Plan};
+use crate::store::state;
+
+/// A plan, and for a publish the rows it would write, staged where no reader looks.
+pub struct Preview {
+    pub plan: Plan,
+    /// The staged dates, removed when the preview is dropped; `None` unless a publish.
+    staged: Option<tempfile::TempDir>,
+}
+
+/// Plans `path` with `engine` (which must be able to stage, e.g. `LocalEngine::new`) and,
+/// when the plan publishes, stages its dates into a temporary folder.
+pub fn preview(
+    config: &Config,
+    engine: &mut dyn Engine,
+    path: &Path,
+    options: DecideOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Preview> {
+    let (plan, _) = plan_with_manifest(config, engine, path, options, progress)?;
+    if plan.action != Action::Publish {
+        return Ok(Preview { plan, staged: None });
+    }
+    let temp = std::env::temp_dir();
+    let staged = tempfile::Builder::new()
+        .prefix("wharf-diff-")
+        .tempdir_in(&temp)
+        .map_err(|e| {
+            Error::io(
+                &temp,
+                "make a folder for the diff",
+                "check TMPDIR has room",
+                e,
+            )
+        })?;
+    engine.stage(config, &plan, staged.path(), progress)?;
+    Ok(Preview {
+        plan,
+        staged: Some(staged),
+    })
+}
+
+impl Preview {
+    /// The dates the plan writes (all of them, or only `only`).
+    pub fn dates(&self, only: Option<Date>) -> Vec<Date> {
+        self.plan
+            .dates
+            .iter()
+            .map(|d| d.event_date)
+            .filter(|d| only.is_none_or(|o| o == *d))
+            .collect()
+    }
+
+    /// Diffs `date`: its published partition against the staged rows (none: a merge that
+    /// empties it), each changed key to `sink`.
+    pub fn diff(
+        &self,
+        config: &Config,
+        date: Date,
+        sink: &mut dyn FnMut(Change) -> bool,
+    ) -> Result<DateDiff> {
+        let schema = &config.schema;
+        let before = Rows::open(&state::partition_dir(&config.publish_root, date), schema)?;
+        let after = match &self.staged {
+            Some(staged) => Rows::open(&state::partition_dir(staged.path(), date), schema)?,
+            None => Rows::open(Path::new(""), schema)?,
+        };
+        diff::diff_date(date, schema, before, after, sink)
+    }
+}
+
+/// The diff between two generations of `date`: `before` and `after` are partition
+/// folders (a trash generation, the live one), either absent.
+pub fn diff_folders(
+    config: &Config,
+    date: Date,
+    before: Option<&Path>,
+    after: Option<&Path>,
+    sink: &mut dyn FnMut(Change) -> bool,
+) -> Result<DateDiff> {
+    let schema = &config.schema;
+    let open = |folder: Option<&Path>| Rows::open(folder.unwrap_or(Path::new("")), schema);
+    diff::diff_date(date, schema, open(before)?, open(after)?, sink)
+}
