@@ -32,7 +32,11 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
         .any(|f| f.breach && f.issue.reason != wharf::contract::LineReason::Conflict)
         || plan.counts.rejected > config.max_rejected_lines;
     if refused_by_driver {
-        // No Spark job ran: what only Spark counts is 0.
+        // No Spark job ran: what only Spark counts is unknown, and said to be.
+        assert!(
+            census.unranked,
+            "a census that ran no Spark job says it is unranked"
+        );
         assert_eq!(census.counts.lines, plan.counts.lines);
         assert_eq!(census.counts.blank, plan.counts.blank);
         assert_eq!(census.counts.rejected, plan.counts.rejected);
@@ -42,6 +46,7 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
         assert!(census.dates.is_empty());
         return;
     }
+    assert!(!census.unranked);
     assert_census_matches(&census, &plan, "census");
     if plan.action == Action::Publish {
         let local = engines::staged_rows(

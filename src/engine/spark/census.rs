@@ -3,9 +3,9 @@
 //! driver. Events never leave Spark; the winners stay cached there for the stage.
 //!
 //! A census refused by the driver pass (a breach, or more rejects than
-//! `max_rejected_lines`) starts no Spark job, so what only Spark counts is 0 in it:
-//! `retries`, `keys`, `ties_by_arrival` and the dates; `accepted` is the lines §1
-//! accepted, conflicts not yet told apart.
+//! `max_rejected_lines`) starts no Spark job, so what only Spark counts is unknown in it
+//! (`Census::unranked`): `retries`, `keys`, `ties_by_arrival` and the dates; `accepted`
+//! is the lines §1 accepted, conflicts not yet told apart.
 
 use std::collections::BTreeMap;
 
@@ -34,8 +34,9 @@ pub fn read(
     let pass = driver::read(input, &config.schema, config.max_line_bytes, &mut |bytes| {
         progress(Progress::Reading { bytes, total })
     })?;
-    let census = driver_census(&pass);
+    let mut census = driver_census(&pass);
     if pass.has_breach() || pass.rejected > config.max_rejected_lines {
+        census.unranked = true;
         return Ok((census, None));
     }
     let path = std::fs::canonicalize(&input.path).map_err(|e| {
@@ -89,6 +90,7 @@ fn driver_census(pass: &DriverPass) -> Census {
         },
         findings: pass.findings.clone(),
         dates: BTreeMap::new(),
+        unranked: false,
     }
 }
 
