@@ -30,16 +30,13 @@ const IN_LIST_MAX: usize = 1000;
 /// trailing `\r` stripped, the `rejected` lines (ascending) and blank lines dropped.
 /// `lines` is the driver's count; Spark must read as many, or the file changed.
 pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) -> Result<()> {
-    let location = path.to_str().ok_or_else(|| Error::Input {
-        path: path.to_owned(),
-        message: "the Spark engine needs a UTF-8 path; rename the file".into(),
-    })?;
+    let location = super::uri::read_uri(path, "the input's path")?;
     let raw = session
         .spark()
         .read()
         .format("text")
         .option("lineSep", "\n")
-        .load(Some(location))
+        .load(Some(&location))
         .select_expr(vec![
             "value",
             "input_file_block_start() AS block",

@@ -476,26 +476,9 @@ fn sql_type(ty: FieldType) -> &'static str {
     }
 }
 
-/// The publish root as a `file:` URI: a path both Wharf and the executors see.
+/// The publish root as Spark reads it (its files are listed, so globs are escaped).
 fn root_uri(config: &Config) -> Result<String> {
-    let root = std::path::absolute(&config.publish_root).map_err(|e| {
-        Error::io(
-            &config.publish_root,
-            "resolve the publish root",
-            "check the path",
-            e,
-        )
-    })?;
-    match root.to_str() {
-        Some(text) => Ok(format!("file://{text}")),
-        None => Err(Error::Config {
-            path: config.path.clone(),
-            message: format!(
-                "publish_root {} is not UTF-8, which Spark cannot address; rename it",
-                root.display()
-            ),
-        }),
-    }
+    super::uri::read_uri(&config.publish_root, "the publish root")
 }
 
 fn min_key(a: SparkValue, b: SparkValue) -> SparkValue {

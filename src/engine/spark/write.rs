@@ -61,17 +61,14 @@ fn write_and_place(
     if dates.is_empty() {
         return Ok(Staged::default());
     }
-    let location = output.to_str().ok_or_else(|| Error::Input {
-        path: output.to_owned(),
-        message: "the Spark engine needs a UTF-8 staging path; move the publish root".into(),
-    })?;
+    let location = super::uri::file_uri(output, "the staging folder")?;
     remove(output)?;
     session
         .frame(&query(config, source, dates), "cannot plan the write")?
         .write()
         .mode("errorifexists")
         .partition_by(["event_date", "__file"])
-        .parquet(location)
+        .parquet(&location)
         .map_err(|e| session.error("cannot write the staged partitions", &e))?;
     let mut staged = Staged::default();
     for (date, rows) in dates {
