@@ -13,6 +13,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use spark_connect::row::{Row, Value};
+use spark_connect::types::{DataType, StructField};
+
 use super::session::{Session, int_at};
 use crate::error::{Error, Result};
 
@@ -22,9 +25,9 @@ pub const RAW: &str = "wharf_raw_lines";
 /// The accepted lines, numbered and cleaned: `line`, `value`.
 pub const LINES: &str = "wharf_lines";
 
-/// Rejected lines up to this many are dropped with `NOT IN`; more with a broadcast
-/// anti-join on an inline table of their numbers.
-const IN_LIST_MAX: usize = 1000;
+/// The numbers of the lines the driver rejected: `line`. Sent as data (an Arrow local
+/// relation), never inlined into the SQL text, whose size would grow with the reject cap.
+pub const REJECTED: &str = "wharf_rejected_lines";
 
 /// Registers [`LINES`] over the file at `path`: every line numbered, the BOM and one
 /// trailing `\r` stripped, the `rejected` lines (ascending) and blank lines dropped.
@@ -56,7 +59,10 @@ pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) ->
             ),
         });
     }
-    let query = numbered_query(&starts, rejected);
+    if !rejected.is_empty() {
+        register_rejected(session, rejected)?;
+    }
+    let query = numbered_query(&starts, !rejected.is_empty());
     session
         .frame(&query, "cannot number the input's lines")?
         .create_or_replace_temp_view(LINES)
@@ -97,7 +103,7 @@ fn block_starts(session: &Session) -> Result<Vec<Block>> {
 }
 
 /// The query of [`LINES`].
-fn numbered_query(starts: &[Block], rejected: &[u64]) -> String {
+fn numbered_query(starts: &[Block], drop_rejected: bool) -> String {
     let mut offsets = String::new();
     for (i, block) in starts.iter().enumerate() {
         let comma = if i == 0 { "" } else { ", " };
@@ -125,34 +131,37 @@ fn numbered_query(starts: &[Block], rejected: &[u64]) -> String {
          FROM (SELECT line, CASE WHEN line = 1 AND startswith(value, '\\uFEFF') THEN substr(value, 2) ELSE value END AS v \
          FROM ({numbered}))"
     );
-    let (join, keep) = drop_rejected(rejected);
+    let join = if drop_rejected {
+        format!("LEFT ANTI JOIN {REJECTED} x ON c.line = x.line")
+    } else {
+        String::new()
+    };
     format!(
-        "SELECT {keep}c.line, c.value FROM ({cleaned}) c {join} \
-         WHERE trim(BOTH ' \\t\\r' FROM c.value) <> ''{}",
-        in_list(rejected)
+        "SELECT /*+ BROADCAST(x) */ c.line, c.value FROM ({cleaned}) c {join} \
+         WHERE trim(BOTH ' \\t\\r' FROM c.value) <> ''"
     )
 }
 
-/// The join (and its hint) that drops many rejected lines, or nothing for few.
-fn drop_rejected(rejected: &[u64]) -> (String, &'static str) {
-    if rejected.len() <= IN_LIST_MAX {
-        return (String::new(), "");
-    }
-    let values: Vec<String> = rejected.iter().map(|n| format!("({n}L)")).collect();
-    (
-        format!(
-            "LEFT ANTI JOIN (VALUES {}) AS x(line) ON c.line = x.line",
-            values.join(", ")
-        ),
-        "/*+ BROADCAST(x) */ ",
-    )
+/// Registers [`REJECTED`] over the driver's `rejected` line numbers.
+fn register_rejected(session: &Session, rejected: &[u64]) -> Result<()> {
+    let name = vec!["line".to_owned()];
+    let rows = rejected
+        .iter()
+        .map(|&n| {
+            let n = i64::try_from(n).map_err(Error::internal)?;
+            Ok(Row::new(name.clone(), vec![Value::Long(n)]))
+        })
+        .collect::<Result<Vec<Row>>>()?;
+    let schema = DataType::Struct {
+        fields: vec![StructField {
+            name: "line".to_owned(),
+            data_type: DataType::Long,
+            nullable: false,
+            metadata: Default::default(),
+        }],
+    };
+    let failed = |e| session.error("cannot send the rejected lines' numbers", &e);
+    let frame = session.spark().create_dataframe(rows, schema).map_err(failed)?;
+    frame.create_or_replace_temp_view(REJECTED).map_err(failed)
 }
 
-/// ` AND c.line NOT IN (…)` for few rejected lines, else nothing.
-fn in_list(rejected: &[u64]) -> String {
-    if rejected.is_empty() || rejected.len() > IN_LIST_MAX {
-        return String::new();
-    }
-    let numbers: Vec<String> = rejected.iter().map(u64::to_string).collect();
-    format!(" AND c.line NOT IN ({})", numbers.join(", "))
-}
