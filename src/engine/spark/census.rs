@@ -64,7 +64,7 @@ fn ranked(
     pass: &DriverPass,
     mut census: Census,
 ) -> Result<(Census, DataFrame)> {
-    lines::register(session, path, pass.lines, &pass.rejected_lines())?;
+    lines::register(session, path, pass.stamp, pass.lines, &pass.rejected_lines())?;
     let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
     let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
         let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;

@@ -9,7 +9,13 @@
 //! both from one small query (a row per block), and the numbering needs no shuffle. It
 //! relies on Spark splitting the file alike in both queries, so a line whose id falls
 //! outside its block's range fails the query instead of taking a wrong number.
+//!
+//! The block, the file's size and its modification time come from Spark's `_metadata`
+//! columns; the size and time must be the driver's ([`FileStamp`]), so a server that sees
+//! another file at the path, or a file changed since the driver read it, is an input
+//! error rather than lines numbered from other bytes.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -32,7 +38,14 @@ pub const REJECTED: &str = "wharf_rejected_lines";
 /// Registers [`LINES`] over the file at `path`: every line numbered, the BOM and one
 /// trailing `\r` stripped, the `rejected` lines (ascending) and blank lines dropped.
 /// `lines` is the driver's count; Spark must read as many, or the file changed.
-pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) -> Result<()> {
+/// `stamp` is the file as the driver read it; Spark must see the same size and mtime.
+pub fn register(
+    session: &Session,
+    path: &Path,
+    stamp: FileStamp,
+    lines: u64,
+    rejected: &[u64],
+) -> Result<()> {
     let location = super::uri::read_uri(path, "the input's path")?;
     let raw = session
         .spark()
@@ -42,13 +55,28 @@ pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) ->
         .load(Some(&location))
         .select_expr(vec![
             "value",
-            "input_file_block_start() AS block",
+            "_metadata.file_block_start AS block",
             "monotonically_increasing_id() AS mid",
+            "_metadata.file_size AS size",
+            "unix_millis(_metadata.file_modification_time) AS mtime",
         ]);
     raw.create_or_replace_temp_view(RAW)
         .map_err(|e| session.error("cannot register the input's lines", &e))?;
-    let starts = block_starts(session)?;
+    let (starts, seen) = block_starts(session)?;
     let counted = starts.last().map_or(0, |b| b.before + b.lines);
+    // An empty file has no block, so nothing to compare.
+    if !seen.is_empty() && seen != BTreeSet::from([stamp]) {
+        let spark: Vec<String> = seen.iter().map(FileStamp::to_string).collect();
+        return Err(Error::Input {
+            path: path.to_owned(),
+            message: format!(
+                "the driver read {stamp} but Spark read {}: the file changed while it was \
+                 read, or the server sees another file at this path; make sure the inbox is \
+                 the same file system for both, then rerun",
+                spark.join(" and ")
+            ),
+        });
+    }
     if counted != lines {
         return Err(Error::Input {
             path: path.to_owned(),
@@ -69,6 +97,37 @@ pub fn register(session: &Session, path: &Path, lines: u64, rejected: &[u64]) ->
         .map_err(|e| session.error("cannot register the numbered lines", &e))
 }
 
+/// A file's size and modification time (milliseconds since the epoch, the precision
+/// Hadoop's local file system reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileStamp {
+    pub size: i64,
+    pub mtime_ms: i64,
+}
+
+impl FileStamp {
+    /// The stamp of an open file.
+    pub fn of(file: &std::fs::File, path: &Path) -> Result<FileStamp> {
+        let fail = |e| Error::io(path, "read the input's size and time", "check the file", e);
+        let meta = file.metadata().map_err(fail)?;
+        let modified = meta.modified().map_err(fail)?;
+        let mtime_ms = match modified.duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => i64::try_from(after.as_millis()).map_err(Error::internal)?,
+            Err(before) => -i64::try_from(before.duration().as_millis()).map_err(Error::internal)?,
+        };
+        Ok(FileStamp {
+            size: i64::try_from(meta.len()).map_err(Error::internal)?,
+            mtime_ms,
+        })
+    }
+}
+
+impl std::fmt::Display for FileStamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes modified at {} ms", self.size, self.mtime_ms)
+    }
+}
+
 /// One block of the input as Spark read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Block {
@@ -83,13 +142,22 @@ struct Block {
 }
 
 /// Every block, in file order.
-fn block_starts(session: &Session) -> Result<Vec<Block>> {
-    let query =
-        format!("SELECT block, count(*), min(mid) FROM {RAW} GROUP BY block ORDER BY block");
+fn block_starts(session: &Session) -> Result<(Vec<Block>, BTreeSet<FileStamp>)> {
+    let query = format!(
+        "SELECT block, count(*), min(mid), min(size), max(size), min(mtime), max(mtime) \
+         FROM {RAW} GROUP BY block ORDER BY block"
+    );
     let mut before = 0u64;
     let mut starts = Vec::new();
+    let mut seen = BTreeSet::new();
     for row in session.rows(&query, "cannot count the input's lines per block")? {
         let (start, n, first_mid) = (int_at(&row, 0)?, int_at(&row, 1)?, int_at(&row, 2)?);
+        for (size, mtime) in [(3, 5), (4, 6)] {
+            seen.insert(FileStamp {
+                size: int_at(&row, size)?,
+                mtime_ms: int_at(&row, mtime)?,
+            });
+        }
         let lines = u64::try_from(n).map_err(Error::internal)?;
         starts.push(Block {
             start,
@@ -99,7 +167,7 @@ fn block_starts(session: &Session) -> Result<Vec<Block>> {
         });
         before += lines;
     }
-    Ok(starts)
+    Ok((starts, seen))
 }
 
 /// The query of [`LINES`].
