@@ -23,7 +23,7 @@ pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus};
 pub use counts::{Counts, LineFinding};
 pub use decide::{DecideOptions, decide};
-pub use merge::{Merged, PublishedRows};
+pub use merge::{Merged, Outcome, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
 
