@@ -73,19 +73,15 @@ fn ranked(
     mut census: Census,
 ) -> Result<(Census, DataFrame)> {
     lines::register(session, path, pass.stamp, pass.lines, &pass.rejected)?;
-    // Not cached: the winners' one window reads the events once, and only a file with
-    // conflicts (refused) reads them again, to list those lines.
-    session
-        .frame(&events::query(&config.schema, LINES), "cannot plan the landing's query")?
-        .create_or_replace_temp_view(EVENTS)
-        .map_err(|e| session.error("cannot register the landing's rows", &e))?;
-    let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
-    let counted = resolve(session, config, pass, &mut census).and_then(|()| rank(session, &mut census));
-    if let Err(e) = counted {
-        let _ = winners.unpersist(false);
-        return Err(e);
-    }
-    Ok((census, winners))
+    let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
+    let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
+        let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
+        rank(session, &mut census)?;
+        Ok(winners)
+    });
+    // The winners are cached (or the census failed): the events are not needed again.
+    let _ = events.unpersist(false);
+    Ok((census, outcome?))
 }
 
 /// What Spark's part of the census checks against the driver's pass.
@@ -127,7 +123,7 @@ fn cached_view(session: &Session, query: &str, view: &str) -> Result<DataFrame> 
     Ok(frame)
 }
 
-/// §2's counts and conflict findings, from the winners' per-key counts.
+/// §2's counts and conflict findings.
 fn resolve(
     session: &Session,
     config: &Config,
@@ -135,39 +131,29 @@ fn resolve(
     census: &mut Census,
 ) -> Result<()> {
     let query = format!(
-        "SELECT coalesce(sum(__lines), 0), coalesce(sum(__retries), 0), \
-         coalesce(sum(__conflicts), 0) FROM {WINNERS}"
+        "SELECT count(*), count_if(__occurrence > 1 AND NOT __conflict), count_if(__conflict) FROM {EVENTS}"
     );
     let rows = session.rows(&query, "cannot count the events")?;
     let row = rows
         .first()
         .ok_or_else(|| Error::internal("an aggregate of the events returned no row"))?;
-    let count = |at: usize| u64::try_from(int_at(row, at)?).map_err(Error::internal);
-    let (with_winner, retries, conflicts) = (count(0)?, count(1)?, count(2)?);
-    // The lines of keys with no first occurrence are all conflicts (a retry shares its
-    // first line's key), and are not in the winners' sums.
-    let orphans = pass.accepted.checked_sub(with_winner).ok_or_else(|| {
-        Error::internal(format!(
-            "Spark parsed {with_winner} accepted lines where the driver accepted {}",
+    let (parsed, retries, conflicts) = (int_at(row, 0)?, int_at(row, 1)?, int_at(row, 2)?);
+    let count = |n: i64| u64::try_from(n).map_err(Error::internal);
+    if count(parsed)? != pass.accepted {
+        return Err(Error::internal(format!(
+            "Spark parsed {parsed} accepted lines where the driver accepted {}",
             pass.accepted
-        ))
-    })?;
-    let conflicts = conflicts + orphans;
-    census.counts.accepted = pass.accepted - conflicts;
-    census.counts.retries = retries;
+        )));
+    }
+    census.counts.accepted = count(parsed - conflicts)?;
+    census.counts.retries = count(retries)?;
     if conflicts > 0 {
         let found = conflict_findings(session, config)?;
-        if found.len() as u64 != conflicts {
-            return Err(Error::internal(format!(
-                "Spark listed {} conflicting lines where its counts make {conflicts}",
-                found.len()
-            )));
-        }
         *census
             .counts
             .by_reason
             .entry(LineReason::Conflict)
-            .or_default() += conflicts;
+            .or_default() += found.len() as u64;
         census.findings.extend(found);
         census.findings.sort_by_key(|f| f.line);
     }
