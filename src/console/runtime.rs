@@ -435,25 +435,24 @@ fn read_now(config: &Config, effect: Effect) -> Report {
 /// The report a read ends with when it panicked, so its lane is freed and the view says so.
 fn failed_read(effect: &Effect) -> impl FnOnce(&str) -> Report + Send + 'static {
     let effect = effect.clone();
-    move |error: &str| {
-        let result = Err(error.to_owned());
-        match effect {
-            Effect::Rejects { .. } => Report::Rejects { result },
-            Effect::Window { path, start, .. } => Report::Window {
-                path,
-                start,
-                result,
-            },
-            Effect::RankedWindow {
-                path, rows, start, ..
-            } => Report::RankedWindow {
-                path,
-                rows,
-                start,
-                result,
-            },
-            _ => Report::LoadFailed(error.to_owned()),
-        }
+    move |error: &str| match effect {
+        Effect::Rejects { .. } => Report::Rejects {
+            result: Err(error.to_owned()),
+        },
+        Effect::Window { path, start, .. } => Report::Window {
+            path,
+            start,
+            result: Err(error.to_owned()),
+        },
+        Effect::RankedWindow {
+            path, rows, start, ..
+        } => Report::RankedWindow {
+            path,
+            rows,
+            start,
+            result: Err(error.to_owned()),
+        },
+        _ => Report::LoadFailed(error.to_owned()),
     }
 }
 
