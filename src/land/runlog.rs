@@ -128,7 +128,7 @@ pub fn newest(config: &Config, n: usize) -> Result<Vec<RunRecord>> {
             Err(e) => {
                 return Err(Error::CorruptState {
                     path: path.clone(),
-                    detail: format!("{} bytes from the end: {e}", lines.from_end()),
+                    detail: format!("{} bytes from the end: {e}", lines.read_back()),
                 });
             }
         }
@@ -161,7 +161,7 @@ impl<'a, R: std::io::Read + std::io::Seek> ReverseLines<'a, R> {
     }
 
     /// How far from the file's end the reader is, for an error message.
-    fn from_end(&self) -> u64 {
+    fn read_back(&self) -> u64 {
         self.len - self.pos
     }
 

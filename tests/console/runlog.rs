@@ -37,23 +37,24 @@ fn record(name: &str) -> RunRecord {
 /// so the 850 MB take seconds, not minutes.
 fn write_log(folder: &kit::Product) -> std::path::PathBuf {
     let path = folder.state.join("runs.jsonl");
-    std::fs::create_dir_all(&folder.state).unwrap();
-    let mut line = serde_json::to_vec(&record("old-batch.jsonl")).unwrap();
+    std::fs::create_dir_all(&folder.state).expect("the test run log");
+    let mut line = serde_json::to_vec(&record("old-batch.jsonl")).expect("the test run log");
     line.push(b'\n');
     let block: Vec<u8> = line.repeat(10_000);
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("the test run log"));
     let newest = 5;
     for _ in 0..(LINES - newest) / 10_000 {
-        file.write_all(&block).unwrap();
+        file.write_all(&block).expect("the test run log");
     }
     file.write_all(&line.repeat((LINES - newest) % 10_000))
-        .unwrap();
+        .expect("the test run log");
     for i in 0..newest {
-        let mut line = serde_json::to_vec(&record(&format!("newest-{i}.jsonl"))).unwrap();
+        let mut line =
+            serde_json::to_vec(&record(&format!("newest-{i}.jsonl"))).expect("the test run log");
         line.push(b'\n');
-        file.write_all(&line).unwrap();
+        file.write_all(&line).expect("the test run log");
     }
-    file.flush().unwrap();
+    file.flush().expect("the test run log");
     path
 }
 
@@ -61,9 +62,9 @@ fn write_log(folder: &kit::Product) -> std::path::PathBuf {
 fn a_run_log_of_two_million_lines_is_read_from_its_end_off_the_ui_thread() {
     let folder = kit::Product::samples();
     let log = write_log(&folder);
-    let size = std::fs::metadata(&log).unwrap().len();
+    let size = std::fs::metadata(&log).expect("the test run log").len();
     assert!(size > 600 << 20, "the log is {size} bytes");
-    let config = Config::load(&folder.config).unwrap();
+    let config = Config::load(&folder.config).expect("the test run log");
 
     let started = Instant::now();
     let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
@@ -98,7 +99,9 @@ fn a_run_log_of_two_million_lines_is_read_from_its_end_off_the_ui_thread() {
     assert!(!console.app.inbox.rows.is_empty(), "the inbox shows");
 
     // `history --limit` reads the end too: the same newest runs, oldest first.
-    let newest = wharf::land::runlog::newest(&Config::load(&folder.config).unwrap(), 3).unwrap();
+    let newest =
+        wharf::land::runlog::newest(&Config::load(&folder.config).expect("the test run log"), 3)
+            .expect("the test run log");
     let names: Vec<_> = newest.iter().map(|r| r.input_name.as_str()).collect();
     assert_eq!(
         names,
