@@ -13,14 +13,18 @@ pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> 
         if json {
             emit(&serde_json::to_string(record).unwrap_or_default())?;
         } else {
+            let keys = if record.unranked {
+                "-".to_owned()
+            } else {
+                record.counts.keys.to_string()
+            };
             emit(&format!(
-                "{}  {:<9} {:<16} {}  dates [{}]  keys {}  rejected {}  {} ms",
+                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms",
                 record.time,
                 record.action,
                 record.reason.as_deref().unwrap_or("-"),
                 inert(&record.input_name),
                 record.dates.join(", "),
-                record.counts.keys,
                 record.counts.rejected,
                 record.duration_ms
             ))?;

@@ -5,7 +5,10 @@ use std::path::Path;
 use serde_json::{Value as Json, json};
 
 use crate::land::RunOutcome;
-use crate::plan::{Action, Plan};
+use crate::plan::{Action, NOT_RANKED, Plan};
+
+/// The counts only the row work (§2–4) makes.
+const UNRANKED_COUNTS: [&str; 3] = ["retries", "keys", "ties_by_arrival"];
 
 /// The §8 object of a plan (`action` publish/skip/refuse).
 pub fn plan_json(plan: &Plan) -> Json {
@@ -19,6 +22,13 @@ pub fn plan_json(plan: &Plan) -> Json {
         "counts": plan.counts,
         "dates": plan.dates,
     });
+    if plan.unranked {
+        // Unknown is not zero: an engine that refused before the row work never counted.
+        for unknown in UNRANKED_COUNTS {
+            object["counts"][unknown] = Json::Null;
+        }
+        object["dates"] = Json::Null;
+    }
     if !plan.allowed_shrink.is_empty() {
         object["allowed_shrink"] = json!(plan.allowed_shrink);
     }
@@ -93,9 +103,17 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         ));
     }
     out.push_str(&format!(
-        "\nlines {} · blank {} · accepted {} · rejected {} · retries {} · keys {} · ties by arrival {}\n",
-        c.lines, c.blank, c.accepted, c.rejected, c.retries, c.keys, c.ties_by_arrival
+        "\nlines {} · blank {} · accepted {} · rejected {} · ",
+        c.lines, c.blank, c.accepted, c.rejected
     ));
+    if plan.unranked {
+        out.push_str(&format!("{NOT_RANKED}\n"));
+    } else {
+        out.push_str(&format!(
+            "retries {} · keys {} · ties by arrival {}\n",
+            c.retries, c.keys, c.ties_by_arrival
+        ));
+    }
     if c.stale > 0 {
         out.push_str(&format!(
             "stale (older than the published row, dropped): {}\n",

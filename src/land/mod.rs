@@ -310,6 +310,7 @@ fn run_record(
             .map(|d| d.event_date.to_string())
             .collect(),
         counts: plan.counts.clone(),
+        unranked: plan.unranked,
         duration_ms,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         swaps: Vec::new(),

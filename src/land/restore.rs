@@ -99,6 +99,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
                 keys: rows,
                 ..Counts::default()
             },
+            unranked: false,
             duration_ms: started.elapsed().as_millis() as u64,
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             swaps: Vec::new(),

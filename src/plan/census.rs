@@ -19,6 +19,9 @@ pub struct Census {
     /// Replace mode: each date among the winners. Merge mode: each date the batch gains,
     /// changes or empties, with its whole new row count.
     pub dates: BTreeMap<Date, DateCensus>,
+    /// The engine stopped before the row work (§2–4), because §1 alone already refuses:
+    /// `retries`, `keys`, `ties_by_arrival` and the dates are then unknown, not zero.
+    pub unranked: bool,
 }
 
 impl Census {

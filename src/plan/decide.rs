@@ -49,6 +49,7 @@ pub fn decide(
         allowed_shrink: Vec::new(),
         counts: census.counts.clone(),
         dates,
+        unranked: census.unranked,
         findings: Vec::new(),
     };
     if is_skip(&owner, config, published) {
@@ -158,6 +159,7 @@ mod tests {
                     merge: None,
                 },
             )]),
+            unranked: false,
         };
         let owner = Owner {
             input_name: "b.jsonl".into(),

@@ -43,6 +43,81 @@ pub struct Merged {
     pub ties_by_arrival: u64,
 }
 
+/// What §10 does with one winner of a batch, against its key's published row. The one
+/// definition: the local engine decides it here, and the Spark engine's SQL writes and
+/// reads back these codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// No published row for the key: it joins its date.
+    Insert,
+    /// Older than the published row under §3's order: dropped (§10.3).
+    Stale,
+    /// The very row published: nothing changes.
+    Same,
+    /// Newer, on the same date: replaces the row there.
+    Update,
+    /// Newer, on another date: leaves the old date and joins the new one.
+    Move,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Insert,
+        Outcome::Stale,
+        Outcome::Same,
+        Outcome::Update,
+        Outcome::Move,
+    ];
+
+    /// Its code, as the Spark engine's queries carry it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Outcome::Insert => "insert",
+            Outcome::Stale => "stale",
+            Outcome::Same => "same",
+            Outcome::Update => "update",
+            Outcome::Move => "move",
+        }
+    }
+
+    /// The outcome of `code`, `None` for any other text.
+    pub fn of_code(code: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.code() == code)
+    }
+
+    /// Whether the winner is written (it takes its key's row).
+    pub fn writes(self) -> bool {
+        self == Outcome::Insert || self.replaces()
+    }
+
+    /// Whether the key's published row is replaced or moved away.
+    pub fn replaces(self) -> bool {
+        matches!(self, Outcome::Update | Outcome::Move)
+    }
+
+    /// §10.2–3 for a winner dated `date`, against the key's published `row` on
+    /// `old_date`, if any.
+    pub fn decide(
+        winner: &Record,
+        date: Date,
+        published: Option<(Date, &Record)>,
+        schema: &Schema,
+    ) -> Outcome {
+        let Some((old_date, row)) = published else {
+            return Outcome::Insert;
+        };
+        if Precedence::of(winner, schema) < Precedence::of(row, schema) {
+            Outcome::Stale
+        } else if winner == row {
+            Outcome::Same
+        } else if old_date == date {
+            Outcome::Update
+        } else {
+            Outcome::Move
+        }
+    }
+}
+
 /// Merges `winners` (the batch's rank-1 events) into `published`.
 pub fn merge(winners: &[Event], published: &PublishedRows, schema: &Schema) -> Merged {
     let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
@@ -62,38 +137,33 @@ pub fn merge(winners: &[Event], published: &PublishedRows, schema: &Schema) -> M
             continue;
         };
         let key = &winner.record[schema.key];
-        let Some(copies) = live.get(key) else {
-            entry(&mut merged, published, date).inserted += 1;
-            incoming.entry(date).or_default().push(winner.clone());
-            continue;
-        };
+        let copies = live.get(key).map(Vec::as_slice).unwrap_or_default();
         // The published row is the best copy; any other copy is crash residue.
         let Some(&(old_date, row)) = copies
             .iter()
             .max_by_key(|(d, r)| (Precedence::of(r, schema), *d))
         else {
+            entry(&mut merged, published, date).inserted += 1;
+            incoming.entry(date).or_default().push(winner.clone());
             continue;
         };
         for (extra, _) in copies.iter().filter(|(d, _)| *d != old_date) {
             dropped.insert((key.clone(), *extra));
             entry(&mut merged, published, *extra).moved_out += 1;
         }
-        let (new, old) = (
-            Precedence::of(&winner.record, schema),
-            Precedence::of(row, schema),
-        );
-        if new < old {
+        let outcome = Outcome::decide(&winner.record, date, Some((old_date, row)), schema);
+        if outcome == Outcome::Stale {
             merged.stale += 1;
             continue;
         }
-        if winner.record == *row {
+        if !outcome.replaces() {
             continue;
         }
-        if new == old {
+        if Precedence::of(&winner.record, schema) == Precedence::of(row, schema) {
             merged.ties_by_arrival += 1;
         }
         dropped.insert((key.clone(), old_date));
-        if old_date == date {
+        if outcome == Outcome::Update {
             entry(&mut merged, published, date).updated += 1;
         } else {
             entry(&mut merged, published, old_date).moved_out += 1;
@@ -129,4 +199,26 @@ fn entry<'m>(merged: &'m mut Merged, published: &PublishedRows, date: Date) -> &
             .map_or(0, |rows| rows.len() as u64),
         ..MergedDate::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcome;
+
+    #[test]
+    fn every_outcome_reads_back_from_its_code_and_no_other_text_does() {
+        for outcome in Outcome::ALL {
+            assert_eq!(Outcome::of_code(outcome.code()), Some(outcome));
+        }
+        assert_eq!(Outcome::of_code("moved"), None);
+        assert_eq!(Outcome::of_code(""), None);
+    }
+
+    #[test]
+    fn only_a_newer_different_row_replaces_and_only_those_and_inserts_write() {
+        let replacing: Vec<Outcome> = Outcome::ALL.into_iter().filter(|o| o.replaces()).collect();
+        assert_eq!(replacing, [Outcome::Update, Outcome::Move]);
+        let writing: Vec<Outcome> = Outcome::ALL.into_iter().filter(|o| o.writes()).collect();
+        assert_eq!(writing, [Outcome::Insert, Outcome::Update, Outcome::Move]);
+    }
 }

@@ -23,13 +23,17 @@ pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus};
 pub use counts::{Counts, LineFinding};
 pub use decide::{DecideOptions, decide};
-pub use merge::{Merged, PublishedRows};
+pub use merge::{Merged, Outcome, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
 
 use serde::Serialize;
 
 use crate::contract::{Date, LineReason};
+
+/// What reports say of the counts and dates an engine never made, having refused on §1
+/// alone ([`Plan::unranked`]).
+pub const NOT_RANKED: &str = "not ranked: refused before the row work";
 
 /// What a run of this plan would do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -183,6 +187,8 @@ pub struct Plan {
     pub allowed_shrink: Vec<Date>,
     pub counts: Counts,
     pub dates: Vec<DatePlan>,
+    /// The census stopped before the row work: retries, keys, ties and dates are unknown.
+    pub unranked: bool,
     /// Rejects and breaches in line order (written to quarantine).
     pub findings: Vec<LineFinding>,
 }

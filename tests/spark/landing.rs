@@ -127,3 +127,94 @@ fn merge_mode_micro_batches_publish_the_same_rows() {
         &[first, second, generated],
     );
 }
+
+/// A refusal found by the driver's pass runs no Spark job, so the counts only the row
+/// work makes are unknown: `null` in `--json`, said in words in the text report, and
+/// never a `keys 0` that looks counted. The lake and the checkpoint stay as they were.
+#[test]
+fn a_refusal_before_the_row_work_reports_unknown_counts_not_zero() {
+    let _server = engines::server();
+    let remote = engines::remote();
+    let product = Product::new();
+    let leak = [
+        event("p1", 1, "PENDING", "2024-03-01T10:00:00Z"),
+        r#"{"event_id":"p2","order_id":2,"status":"PAID","updated_at":"2024-03-01T10:00:00Z","email":"a@b.c"}"#.to_owned(),
+    ]
+    .join("\n");
+    let input = product.input_bytes("leak.jsonl", leak.as_bytes());
+    let before = product.snapshot();
+    let path = input.to_str().unwrap();
+    let spark = ["--engine", "spark", "--remote", &remote];
+    let plan = product.wharf(&[&["plan", path, "--json"][..], &spark].concat());
+    assert_eq!(plan.code, 3, "{}", plan.stderr);
+    let out = plan.json();
+    assert_eq!(out["reason"], "prohibited_field");
+    for unknown in ["retries", "keys", "ties_by_arrival"] {
+        assert!(out["counts"][unknown].is_null(), "{unknown}: {out}");
+    }
+    assert!(out["dates"].is_null(), "{out}");
+    assert_eq!(
+        out["counts"]["lines"], 2,
+        "what the driver counted stays a count"
+    );
+    let text = product.wharf(&[&["run", path], &spark[..]].concat());
+    assert_eq!(text.code, 3, "{}", text.stderr);
+    assert!(
+        text.stdout.contains(wharf::plan::NOT_RANKED),
+        "the text report: {}",
+        text.stdout
+    );
+    assert!(!text.stdout.contains("keys 0"), "{}", text.stdout);
+    assert_eq!(product.snapshot().files, before.files, "a refusal wrote");
+    assert!(product.checkpoint("leak.jsonl").is_none());
+    let history = product.wharf(&["history", "--json"]);
+    let record: serde_json::Value =
+        serde_json::from_str(history.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        record["unranked"], true,
+        "the run log says its zeros are not counts"
+    );
+}
+
+/// An input named with Hadoop's glob characters is read as that one file: a name Spark
+/// took as a pattern would read the decoy beside it (which the pattern matches) instead.
+#[test]
+fn an_input_named_like_a_glob_is_read_as_that_one_file() {
+    let _server = engines::server();
+    let remote = engines::remote();
+    let product = Product::new();
+    let named = [
+        event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
+        event("e2", 2, "PAID", "2024-03-01T10:05:00Z"),
+        event("e3", 3, "SHIPPED", "2024-03-01T10:10:00Z"),
+    ]
+    .join("\n");
+    let decoy = [
+        event("d1", 7, "PENDING", "2024-03-01T10:00:00Z"),
+        event("d2", 8, "PENDING", "2024-03-01T10:00:00Z"),
+    ]
+    .join("\n");
+    let input = product.input_bytes("o[1]*{a,b}?.jsonl", named.as_bytes());
+    product.input_bytes("o1-a-.jsonl", decoy.as_bytes());
+    let out = product.wharf(&[
+        "run",
+        input.to_str().unwrap(),
+        "--json",
+        "--engine",
+        "spark",
+        "--remote",
+        &remote,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.json()["counts"]["keys"], 3);
+    let keys: Vec<String> = product
+        .rows("2024-03-01")
+        .iter()
+        .map(|row| row["order_id"].clone())
+        .collect();
+    assert_eq!(
+        keys,
+        ["1", "2", "3"],
+        "the rows of the named file, not the decoy's"
+    );
+}

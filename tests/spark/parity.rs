@@ -32,7 +32,11 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
         .any(|f| f.breach && f.issue.reason != wharf::contract::LineReason::Conflict)
         || plan.counts.rejected > config.max_rejected_lines;
     if refused_by_driver {
-        // No Spark job ran: what only Spark counts is 0.
+        // No Spark job ran: what only Spark counts is unknown, and said to be.
+        assert!(
+            census.unranked,
+            "a census that ran no Spark job says it is unranked"
+        );
         assert_eq!(census.counts.lines, plan.counts.lines);
         assert_eq!(census.counts.blank, plan.counts.blank);
         assert_eq!(census.counts.rejected, plan.counts.rejected);
@@ -42,6 +46,7 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
         assert!(census.dates.is_empty());
         return;
     }
+    assert!(!census.unranked);
     assert_census_matches(&census, &plan, "census");
     if plan.action == Action::Publish {
         let local = engines::staged_rows(
@@ -186,6 +191,45 @@ fn a_conflict_is_found_on_the_contradicting_line() {
             &event("e3", 3, "A", "2024-03-01T10:00:00Z"),
         ],
     );
+}
+
+/// A conflict under another key: key 9's only lines contradict events first seen under
+/// keys 1 and 2, so key 9 has no winner, yet its lines count as conflicts and are listed.
+/// The local engine names a conflict's field only while the earlier event is its key's
+/// best at hand, so across keys it names none; the Spark engine names the key. Every count,
+/// line, event id and date agrees.
+#[test]
+fn a_key_whose_every_line_conflicts_counts_its_lines_as_conflicts() {
+    let _server = engines::server();
+    let product = Product::with_settings("");
+    let lines = [
+        event("e1", 1, "A", "2024-03-01T10:00:00Z"),
+        event("e2", 2, "A", "2024-03-01T10:00:00Z"),
+        event("e1", 9, "A", "2024-03-01T10:00:00Z"),
+        event("e2", 9, "B", "2024-03-01T11:00:00Z"),
+        event("e2", 2, "A", "2024-03-01T10:00:00Z"),
+    ];
+    let input = product.input_bytes("orders.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let config = engines::config(product.path());
+    let (mut plan, _local) = engines::local_plan(&config, &input);
+    let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
+    let census = engines::spark_census(&mut engine, &config, &input);
+    let named: Vec<Option<&str>> = census
+        .findings
+        .iter()
+        .map(|f| f.issue.field.as_deref())
+        .collect();
+    assert_eq!(named, [Some("order_id"), Some("order_id")]);
+    assert_eq!(
+        plan.counts
+            .by_reason
+            .get(&wharf::contract::LineReason::Conflict),
+        Some(&2)
+    );
+    for (local, spark) in plan.findings.iter_mut().zip(&census.findings) {
+        local.issue.field.clone_from(&spark.issue.field);
+    }
+    assert_census_matches(&census, &plan, "census");
 }
 
 #[test]

@@ -80,3 +80,39 @@ fn a_file_over_many_splits_numbers_every_line_exactly() {
     let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
     assert_eq!(spark, local, "the winners, whose tiebreak is their line");
 }
+
+/// Spark's own view of the file (`_metadata`'s size and modification time) must be the
+/// driver's: a file that differs is an input error naming it, never a numbering of other
+/// bytes.
+#[test]
+fn a_file_spark_sees_otherwise_than_the_driver_is_an_input_error() {
+    let _server = engines::server();
+    let product = Product::new();
+    let input = product.input(
+        "orders.jsonl",
+        &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")],
+    );
+    let file = std::fs::File::open(&input).unwrap();
+    let stamp = lines::FileStamp::of(&file, &input).unwrap();
+    let engine = SparkEngine::connect_to(&engines::remote()).unwrap();
+    let register = |stamp| lines::register(engine.session(), &input, stamp, 1, &[]);
+    register(stamp).expect("the driver's own stamp is Spark's");
+    for other in [
+        lines::FileStamp {
+            size: stamp.size + 1,
+            ..stamp
+        },
+        lines::FileStamp {
+            mtime_ms: stamp.mtime_ms - 1000,
+            ..stamp
+        },
+    ] {
+        let error = register(other).expect_err("another stamp must fail");
+        let text = error.to_string();
+        assert!(matches!(error, wharf::Error::Input { .. }), "{text}");
+        assert!(
+            text.contains("orders.jsonl") && text.contains("changed"),
+            "{text}"
+        );
+    }
+}

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::widgets::{bar, block, cut, mark, scroll, short, size, spinner, text};
 use crate::console::app::{App, Badge, Pane, PlanState};
 use crate::console::theme::Theme;
-use crate::plan::{Action, DatePlan, Plan, Refusal};
+use crate::plan::{Action, DatePlan, NOT_RANKED, Plan, Refusal};
 
 pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let left = (area.width * 3 / 10).max(32).min(area.width / 2);
@@ -197,7 +197,9 @@ pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
     for date in &plan.dates {
         lines.push(date_line(app, plan, date));
     }
-    if plan.dates.is_empty() {
+    if plan.unranked {
+        lines.push(Line::styled(format!("  {NOT_RANKED}"), t.muted));
+    } else if plan.dates.is_empty() {
         lines.push(Line::styled("  none (no accepted rows)", t.muted));
     }
     lines.push(Line::default());
@@ -210,13 +212,15 @@ pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
         ),
         t.text,
     ));
-    lines.push(Line::styled(
+    let ranked = if plan.unranked {
+        NOT_RANKED.to_owned()
+    } else {
         format!(
-            "  retries {} · keys {} · ties by arrival {}",
+            "retries {} · keys {} · ties by arrival {}",
             c.retries, c.keys, c.ties_by_arrival
-        ),
-        t.text,
-    ));
+        )
+    };
+    lines.push(Line::styled(format!("  {ranked}"), t.text));
     if c.stale > 0 {
         lines.push(Line::styled(
             format!(

@@ -174,6 +174,7 @@ impl Engine for LocalEngine {
             counts,
             findings: summary.findings,
             dates,
+            unranked: false,
         })
     }
 

@@ -3,9 +3,9 @@
 //! driver. Events never leave Spark; the winners stay cached there for the stage.
 //!
 //! A census refused by the driver pass (a breach, or more rejects than
-//! `max_rejected_lines`) starts no Spark job, so what only Spark counts is 0 in it:
-//! `retries`, `keys`, `ties_by_arrival` and the dates; `accepted` is the lines §1
-//! accepted, conflicts not yet told apart.
+//! `max_rejected_lines`) starts no Spark job, so what only Spark counts is unknown in it
+//! (`Census::unranked`): `retries`, `keys`, `ties_by_arrival` and the dates; `accepted`
+//! is the lines §1 accepted, conflicts not yet told apart.
 
 use std::collections::BTreeMap;
 
@@ -34,10 +34,19 @@ pub fn read(
     let pass = driver::read(input, &config.schema, config.max_line_bytes, &mut |bytes| {
         progress(Progress::Reading { bytes, total })
     })?;
-    let census = driver_census(&pass);
     if pass.has_breach() || pass.rejected > config.max_rejected_lines {
+        let mut census = driver_census(pass);
+        census.unranked = true;
         return Ok((census, None));
     }
+    // What Spark needs of the pass; its findings move into the census, never copied.
+    let read = DriverRead {
+        stamp: pass.stamp,
+        lines: pass.lines,
+        accepted: pass.accepted,
+        rejected: pass.rejected_lines(),
+    };
+    let census = driver_census(pass);
     let path = std::fs::canonicalize(&input.path).map_err(|e| {
         Error::io(
             &input.path,
@@ -48,7 +57,7 @@ pub fn read(
     })?;
     let config = config.clone();
     let winners = session.guarded("reading the input", move |session| {
-        ranked(session, &config, &path, &pass, census)
+        ranked(session, &config, &path, &read, census)
     })?;
     let (census, winners) = winners;
     Ok((census, Some(winners)))
@@ -60,10 +69,10 @@ fn ranked(
     session: &Session,
     config: &Config,
     path: &std::path::Path,
-    pass: &DriverPass,
+    pass: &DriverRead,
     mut census: Census,
 ) -> Result<(Census, DataFrame)> {
-    lines::register(session, path, pass.lines, &pass.rejected_lines())?;
+    lines::register(session, path, pass.stamp, pass.lines, &pass.rejected)?;
     let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
     let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
         let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
@@ -75,20 +84,30 @@ fn ranked(
     Ok((census, outcome?))
 }
 
+/// What Spark's part of the census checks against the driver's pass.
+struct DriverRead {
+    stamp: lines::FileStamp,
+    lines: u64,
+    accepted: u64,
+    /// The rejected lines' numbers, ascending: the lines Spark drops.
+    rejected: Vec<u64>,
+}
+
 /// What the driver pass alone tells.
-fn driver_census(pass: &DriverPass) -> Census {
+fn driver_census(pass: DriverPass) -> Census {
     Census {
-        sha256: pass.sha256.clone(),
+        sha256: pass.sha256,
         counts: Counts {
             lines: pass.lines,
             blank: pass.blank,
             accepted: pass.accepted,
             rejected: pass.rejected,
-            by_reason: pass.by_reason.clone(),
+            by_reason: pass.by_reason,
             ..Counts::default()
         },
-        findings: pass.findings.clone(),
+        findings: pass.findings,
         dates: BTreeMap::new(),
+        unranked: false,
     }
 }
 
@@ -108,7 +127,7 @@ fn cached_view(session: &Session, query: &str, view: &str) -> Result<DataFrame> 
 fn resolve(
     session: &Session,
     config: &Config,
-    pass: &DriverPass,
+    pass: &DriverRead,
     census: &mut Census,
 ) -> Result<()> {
     let query = format!(

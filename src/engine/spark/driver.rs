@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use crate::contract::{LineBytes, LineReason, Outcome, Schema, classify};
-use crate::error::Result;
+use super::lines::FileStamp;
+use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::pipeline;
 use crate::plan::LineFinding;
@@ -25,6 +26,8 @@ pub struct DriverPass {
     pub by_reason: BTreeMap<LineReason, u64>,
     /// Rejects and breaches, in line order.
     pub findings: Vec<LineFinding>,
+    /// The file's size and mtime, the same before and after this read.
+    pub stamp: FileStamp,
 }
 
 impl DriverPass {
@@ -73,7 +76,10 @@ pub fn read(
             issue,
         }),
     };
-    let mut pass = DriverPass::default();
+    let mut pass = DriverPass {
+        stamp: FileStamp::of(&input.file, &input.path)?,
+        ..DriverPass::default()
+    };
     pass.sha256 = pipeline::scan(
         &input.file,
         &input.path,
@@ -94,5 +100,13 @@ pub fn read(
             }
         },
     )?;
+    if FileStamp::of(&input.file, &input.path)? != pass.stamp {
+        return Err(Error::Input {
+            path: input.path.clone(),
+            message: "the file changed while it was read (its size or modification time \
+                      moved); let its producer finish, then rerun"
+                .into(),
+        });
+    }
     Ok(pass)
 }

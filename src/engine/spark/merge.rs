@@ -42,7 +42,7 @@ use crate::config::Config;
 use crate::contract::{Date, FieldType, Schema};
 use crate::error::{Error, Result};
 use crate::store::state;
-use crate::plan::{DateCensus, MergeCounts};
+use crate::plan::{DateCensus, MergeCounts, Outcome};
 
 /// What a batch does to the published dates, decided by Spark.
 #[derive(Clone)]
@@ -100,7 +100,8 @@ pub fn merge_census(
     let met = met.with_column(
         "_tie",
         expr(&format!(
-            "_outcome IN ('update', 'move') AND {} = 0",
+            "_outcome IN ({}) AND {} = 0",
+            outcomes(Outcome::replaces),
             order(&names, schema)
         )),
     );
@@ -339,13 +340,29 @@ fn outcome(names: &Names, schema: &Schema) -> String {
         .map(|(field, published)| format!("{field} <=> {published}"))
         .chain([format!("__order_nanos <=> pmod({micros}, 1000000) * 1000")])
         .collect();
+    // §10's outcomes in `Outcome::decide`'s order of tests.
     format!(
-        "CASE WHEN _published_date IS NULL THEN 'insert' WHEN {order} < 0 THEN 'stale' \
-         WHEN {identical} THEN 'same' WHEN _published_date = event_date THEN 'update' \
-         ELSE 'move' END",
+        "CASE WHEN _published_date IS NULL THEN '{insert}' WHEN {order} < 0 THEN '{stale}' \
+         WHEN {identical} THEN '{same}' WHEN _published_date = event_date THEN '{update}' \
+         ELSE '{moved}' END",
+        insert = Outcome::Insert.code(),
+        stale = Outcome::Stale.code(),
+        same = Outcome::Same.code(),
+        update = Outcome::Update.code(),
+        moved = Outcome::Move.code(),
         order = order(names, schema),
         identical = identical.join(" AND "),
     )
+}
+
+/// The quoted codes of the outcomes `which` holds, for an `IN (…)`.
+fn outcomes(which: fn(Outcome) -> bool) -> String {
+    let codes: Vec<String> = Outcome::ALL
+        .into_iter()
+        .filter(|&o| which(o))
+        .map(|o| format!("'{}'", o.code()))
+        .collect();
+    codes.join(", ")
 }
 
 /// The counts of a merge, gathered on the driver.
@@ -371,20 +388,23 @@ fn tally(remote: &str, met: &DataFrame, extras: &DataFrame) -> Result<Tallied> {
     for row in &outcomes {
         let n = count_at(row, 4)?;
         let date = date_at(row, 0)?;
-        let outcome = row.get(2).and_then(SparkValue::as_str).unwrap_or_default();
+        let code = row.get(2).and_then(SparkValue::as_str).unwrap_or_default();
+        let outcome = Outcome::of_code(code).ok_or_else(|| {
+            Error::internal(format!("the merge's query gave an unknown outcome {code:?}"))
+        })?;
         if row.get(3).and_then(SparkValue::as_bool) == Some(true) {
             tallied.ties += n;
         }
         match outcome {
-            "stale" => tallied.stale += n,
-            "insert" => tallied.by_date.entry(date).or_default().inserted += n,
-            "update" => tallied.by_date.entry(date).or_default().updated += n,
-            "move" => {
+            Outcome::Stale => tallied.stale += n,
+            Outcome::Same => {}
+            Outcome::Insert => tallied.by_date.entry(date).or_default().inserted += n,
+            Outcome::Update => tallied.by_date.entry(date).or_default().updated += n,
+            Outcome::Move => {
                 tallied.by_date.entry(date).or_default().moved_in += n;
                 let old = date_at(row, 1)?;
                 tallied.by_date.entry(old).or_default().moved_out += n;
             }
-            _ => {}
         }
     }
     let left = extras
@@ -410,7 +430,7 @@ fn new_rows(
 ) -> DataFrame {
     let dates: BTreeSet<Date> = dates.iter().copied().collect();
     let replaced = met
-        .filter(expr("_outcome IN ('update', 'move')"))
+        .filter(expr(&format!("_outcome IN ({})", outcomes(Outcome::replaces))))
         .select_expr(vec![&names.published_key, "_published_date"])
         .union_all(extras)
         .select_expr(vec![
@@ -443,7 +463,7 @@ fn new_rows(
         .chain(["event_date"])
         .collect();
     let incoming = met
-        .filter(expr("_outcome IN ('insert', 'update', 'move')"))
+        .filter(expr(&format!("_outcome IN ({})", outcomes(Outcome::writes))))
         .filter(in_dates("event_date"))
         .select_expr(columns);
     kept.union_by_name(&incoming)
@@ -476,26 +496,9 @@ fn sql_type(ty: FieldType) -> &'static str {
     }
 }
 
-/// The publish root as a `file:` URI: a path both Wharf and the executors see.
+/// The publish root as Spark reads it (its files are listed, so globs are escaped).
 fn root_uri(config: &Config) -> Result<String> {
-    let root = std::path::absolute(&config.publish_root).map_err(|e| {
-        Error::io(
-            &config.publish_root,
-            "resolve the publish root",
-            "check the path",
-            e,
-        )
-    })?;
-    match root.to_str() {
-        Some(text) => Ok(format!("file://{text}")),
-        None => Err(Error::Config {
-            path: config.path.clone(),
-            message: format!(
-                "publish_root {} is not UTF-8, which Spark cannot address; rename it",
-                root.display()
-            ),
-        }),
-    }
+    super::uri::read_uri(&config.publish_root, "the publish root")
 }
 
 fn min_key(a: SparkValue, b: SparkValue) -> SparkValue {

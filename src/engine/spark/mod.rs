@@ -6,7 +6,8 @@
 //! - [`lines`]: Spark reads the text and numbers every line exactly.
 //! - [`events`]: parsing, exact instants and §2; [`winners`]: §3 and §4.
 //! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
-//!   files; [`write`]: the stage.
+//!   files; [`write`]: the stage; [`uri`]: the explicit, glob-escaped URIs Spark is
+//!   given.
 //!
 //! The input, the staging folder and the publish root must be on a file system the
 //! driver and the executors both see (the same paths).
@@ -17,6 +18,7 @@ pub mod events;
 pub mod lines;
 pub mod merge;
 pub mod session;
+pub mod uri;
 pub mod winners;
 pub mod write;
 

@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::contract::Date;
 use crate::engine::Staged;
 use crate::error::{Error, Result};
+use crate::store::atomic;
 
 /// Where Spark writes inside the staging folder: a name hive readers ignore.
 const SPARK_OUTPUT: &str = ".wharf-spark-output";
@@ -61,17 +62,14 @@ fn write_and_place(
     if dates.is_empty() {
         return Ok(Staged::default());
     }
-    let location = output.to_str().ok_or_else(|| Error::Input {
-        path: output.to_owned(),
-        message: "the Spark engine needs a UTF-8 staging path; move the publish root".into(),
-    })?;
+    let location = super::uri::file_uri(output, "the staging folder")?;
     remove(output)?;
     session
         .frame(&query(config, source, dates), "cannot plan the write")?
         .write()
         .mode("errorifexists")
         .partition_by(["event_date", "__file"])
-        .parquet(location)
+        .parquet(&location)
         .map_err(|e| session.error("cannot write the staged partitions", &e))?;
     let mut staged = Staged::default();
     for (date, rows) in dates {
@@ -83,7 +81,7 @@ fn write_and_place(
         )?;
         staged.files.insert(*date, files);
     }
-    sync_dir(staging)?;
+    atomic::sync_dir(staging)?;
     Ok(staged)
 }
 
@@ -135,7 +133,7 @@ fn query(config: &Config, source: &str, dates: &BTreeMap<Date, u64>) -> String {
 /// returns how many.
 fn place(output: &Path, staging: &Path, date: Date, (files, _): (u64, u64)) -> Result<u64> {
     let folder = staging.join(format!("event_date={date}"));
-    fs::create_dir_all(&folder).map_err(|e| io(&folder, "create the staged date", e))?;
+    atomic::create_dir_all(&folder)?;
     for index in 0..files {
         let written = output
             .join(format!("event_date={date}"))
@@ -148,12 +146,12 @@ fn place(output: &Path, staging: &Path, date: Date, (files, _): (u64, u64)) -> R
             )));
         };
         let target = folder.join(format!("part-{index:05}.parquet"));
-        fs::rename(part, &target).map_err(|e| io(&target, "move a staged file into place", e))?;
+        atomic::rename(part, &target).map_err(|e| io(&target, "move a staged file into place", e))?;
         File::open(&target)
-            .and_then(|f| f.sync_all())
+            .and_then(|f| atomic::sync_file(&f))
             .map_err(|e| io(&target, "fsync a staged file", e))?;
     }
-    sync_dir(&folder)?;
+    atomic::sync_dir(&folder)?;
     Ok(files)
 }
 
@@ -171,12 +169,6 @@ fn parquet_files_in(folder: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(parts)
-}
-
-fn sync_dir(folder: &Path) -> Result<()> {
-    File::open(folder)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io(folder, "fsync the folder", e))
 }
 
 /// Removes `path` and everything in it; absent is fine.

@@ -1,0 +1,58 @@
+//! The locations Spark is given: explicit `file://` URIs of absolute paths, so a cluster
+//! whose default file system is HDFS or S3 never resolves them against that, and, for a
+//! read, with Hadoop's glob characters escaped, so an input named `a[1].jsonl` is read as
+//! that one file and never as a pattern that matches others.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Characters Hadoop's glob expands (`GlobPattern`); a backslash escapes each.
+const GLOB: [char; 7] = ['\\', '[', ']', '{', '}', '*', '?'];
+
+/// `path` as the `file://` URI Spark writes to: absolute, no escaping (a write does not
+/// glob). `what` names the path in the error, e.g. "the staging folder".
+pub fn file_uri(path: &Path, what: &str) -> Result<String> {
+    let absolute = std::path::absolute(path)
+        .map_err(|e| Error::io(path, "resolve a path for Spark", "check the path", e))?;
+    let text = absolute.to_str().ok_or_else(|| Error::Input {
+        path: path.to_owned(),
+        message: format!("{what} is not UTF-8, which Spark cannot address; rename it"),
+    })?;
+    Ok(format!("file://{text}"))
+}
+
+/// `path` as the `file://` URI Spark reads: [`file_uri`] with every glob character
+/// escaped, so it names exactly one file or folder.
+pub fn read_uri(path: &Path, what: &str) -> Result<String> {
+    Ok(escape_glob(&file_uri(path, what)?))
+}
+
+fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if GLOB.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_escapes_every_glob_character_and_nothing_else() {
+        let uri = read_uri(Path::new("/in/o[1]*{a,b}?\\ é.jsonl"), "the input").unwrap();
+        assert_eq!(uri, r"file:///in/o\[1\]\*\{a,b\}\?\\ é.jsonl");
+    }
+
+    #[test]
+    fn a_relative_path_becomes_absolute() {
+        let uri = file_uri(Path::new("lake/orders"), "the publish root").unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(uri, format!("file://{}/lake/orders", cwd.display()));
+    }
+}
