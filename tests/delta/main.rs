@@ -49,18 +49,19 @@ fn bucket() -> Arc<dyn ObjectStore> {
     )
 }
 
-fn block<F: std::future::Future>(f: F) -> F::Output {
+/// A table root: its store, prefix and the one runtime its store's connections live on
+/// (a pooled connection reused from another runtime panics).
+struct Root {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(f)
-}
-
-/// A table root: its store and prefix.
-struct Root {
-    store: Arc<dyn ObjectStore>,
-    prefix: String,
 }
 
 impl Root {
@@ -68,6 +69,7 @@ impl Root {
         Root {
             store: bucket(),
             prefix: prefix.to_owned(),
+            runtime: runtime(),
         }
     }
 
@@ -75,13 +77,20 @@ impl Root {
         Root {
             store: Arc::new(object_store::local::LocalFileSystem::new()),
             prefix: path.to_str().unwrap().trim_start_matches('/').to_owned(),
+            runtime: runtime(),
         }
     }
 
     fn get(&self, relative: &str) -> Option<Vec<u8>> {
         let path = StorePath::from(format!("{}/{relative}", self.prefix));
-        match block(self.store.get(&path)) {
-            Ok(got) => Some(block(got.bytes()).unwrap().to_vec()),
+        let got = self.runtime.block_on(async {
+            match self.store.get(&path).await {
+                Ok(got) => got.bytes().await.map(Some),
+                Err(e) => Err(e),
+            }
+        });
+        match got {
+            Ok(bytes) => bytes.map(|b| b.to_vec()),
             Err(object_store::Error::NotFound { .. }) => None,
             Err(e) => panic!("{relative}: {e}"),
         }
@@ -90,7 +99,10 @@ impl Root {
     /// Every object under the root, relative, with its bytes' length.
     fn objects(&self) -> BTreeSet<String> {
         let prefix = StorePath::from(self.prefix.as_str());
-        let listed: Vec<_> = block(self.store.list(Some(&prefix)).try_collect()).unwrap();
+        let listed: Vec<_> = self
+            .runtime
+            .block_on(self.store.list(Some(&prefix)).try_collect())
+            .unwrap();
         listed
             .into_iter()
             .map(|m| {
@@ -338,9 +350,10 @@ fn a_delta_table_on_s3_lands_skips_refuses_and_replaces() {
 fn the_s3_server_creates_an_object_only_if_absent() {
     // The commit's conditional put: a second create of the same key is refused (412).
     let store = bucket();
+    let runtime = runtime();
     let path = StorePath::from(format!("cas-{}/00.json", std::process::id()));
     let create = || {
-        block(store.put_opts(
+        runtime.block_on(store.put_opts(
             &path,
             PutPayload::from_static(b"{}"),
             PutMode::Create.into(),
