@@ -40,6 +40,9 @@ pub struct RunRecord {
     /// The engine's resolved session settings (the Spark engine's), when it has any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub engine_settings: BTreeMap<String, String>,
+    /// The Delta table version the landing committed (§12.4); absent for hive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_version: Option<u64>,
 }
 
 fn local_engine() -> String {
