@@ -105,6 +105,8 @@ fn remove_file(path: &std::path::Path) -> Result<()> {
 
 /// Stages, uploads and commits `plan`; then the manifest and the checkpoint. Returns the
 /// committed version.
+// One call of land::run's publish step: each argument is a piece of that run's state.
+#[allow(clippy::too_many_arguments)]
 pub fn publish(
     config: &Config,
     engine: &mut dyn Engine,

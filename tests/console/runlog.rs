@@ -25,11 +25,13 @@ fn record(name: &str) -> RunRecord {
         reason: None,
         dates: vec!["2024-03-01".into()],
         counts: Default::default(),
+        unranked: false,
         duration_ms: 12,
         tool_version: "0.1.0".into(),
         swaps: vec!["rename".into()],
         engine: "local".into(),
         engine_settings: Default::default(),
+        table_version: None,
     }
 }
 
