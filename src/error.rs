@@ -53,6 +53,20 @@ pub enum Error {
     Busy { path: PathBuf },
 
     /// The operator cancelled the work.
+    #[error(
+        "busy: another writer committed version {version} of the Delta table {url} first; \
+         nothing of this landing is visible. Rerun to plan against the new version"
+    )]
+    TableBusy { url: String, version: u64 },
+
+    #[error("Delta table {url}: could not {action}: {detail}; {hint}")]
+    Table {
+        url: String,
+        action: &'static str,
+        detail: String,
+        hint: String,
+    },
+
     #[error("cancelled; nothing was written")]
     Cancelled,
 
@@ -95,12 +109,13 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Config { .. } | Error::Usage(_) | Error::Input { .. } => exit::USAGE,
-            Error::Busy { .. } => exit::BUSY,
+            Error::Busy { .. } | Error::TableBusy { .. } => exit::BUSY,
             Error::Io { .. }
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::Cancelled
             | Error::Engine { .. }
+            | Error::Table { .. }
             | Error::Internal(_) => exit::ERROR,
         }
     }

@@ -7,9 +7,16 @@ use crate::exit;
 use crate::land::runlog;
 
 pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> {
-    let records = runlog::read(config)?;
-    let skip = limit.map_or(0, |n| records.len().saturating_sub(n));
-    for record in &records[skip..] {
+    // With a limit only the log's end is read, newest first, then shown oldest first.
+    let records = match limit {
+        Some(n) => {
+            let mut newest = runlog::newest(config, n)?;
+            newest.reverse();
+            newest
+        }
+        None => runlog::read(config)?,
+    };
+    for record in &records {
         if json {
             emit(&serde_json::to_string(record).unwrap_or_default())?;
         } else {

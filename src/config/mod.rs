@@ -22,6 +22,15 @@ pub enum WriteMode {
     Merge,
 }
 
+/// How the published dataset is laid out (CONTRACT.md §12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableFormat {
+    /// Hive folders swapped in by rename (§6), on a local file system.
+    Hive,
+    /// A Delta table: one commit per landing, on a local path or S3.
+    Delta,
+}
+
 /// One product's validated config, paths absolute.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -39,6 +48,13 @@ pub struct Config {
     pub keep_generations: usize,
     pub max_line_bytes: usize,
     pub write_mode: WriteMode,
+    /// `hive` (the default) or `delta`; an `s3://` publish root requires `delta`.
+    pub table_format: TableFormat,
+    /// The Delta table's URL (`file:///…` for a local path, or the `s3://bucket/prefix`
+    /// given); `None` for a hive dataset. For S3, `publish_root` is only its display.
+    pub table_url: Option<String>,
+    /// A Delta checkpoint is written every this many commits.
+    pub delta_checkpoint_interval: u64,
     pub schema: Schema,
     /// Which engine does the row work (`[engine]`).
     pub engine: EngineConfig,
@@ -68,6 +84,9 @@ struct RawConfig {
     max_line_bytes: i64,
     #[serde(default = "defaults::write_mode")]
     write_mode: String,
+    table_format: Option<String>,
+    #[serde(default = "defaults::delta_checkpoint_interval")]
+    delta_checkpoint_interval: i64,
     schema: RawSchema,
     #[serde(default)]
     engine: engine::RawEngine,
@@ -115,6 +134,9 @@ mod defaults {
     }
     pub fn max_line_bytes() -> i64 {
         1_048_576
+    }
+    pub fn delta_checkpoint_interval() -> i64 {
+        10
     }
     pub fn write_mode() -> String {
         "replace".into()
@@ -179,16 +201,42 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         ));
     }
     let root = |value: Option<String>, default: String| resolve(folder, &value.unwrap_or(default));
+    for (name, value) in [
+        ("inbox", &raw.inbox),
+        ("quarantine_root", &raw.quarantine_root),
+        ("state_root", &raw.state_root),
+    ] {
+        if value.as_deref().is_some_and(|v| v.contains("://")) {
+            return Err(format!(
+                "{name} = {value:?} is a URL; it must be a local path (only publish_root may be s3://)"
+            ));
+        }
+    }
     let inbox = root(raw.inbox, "inbox".into());
-    let publish_root = root(raw.publish_root, format!("lake/{product}"));
     let quarantine_root = root(raw.quarantine_root, format!("quarantine/{product}"));
     let state_root = root(raw.state_root, format!("state/{product}"));
-    check_disjoint(&[
-        ("publish_root", &publish_root),
-        ("quarantine_root", &quarantine_root),
-        ("state_root", &state_root),
-    ])?;
-    check_disjoint(&[("inbox", &inbox), ("publish_root", &publish_root)])?;
+    let (publish_root, table_format, table_url) =
+        publish_location(folder, raw.publish_root, raw.table_format, &product)?;
+    if table_url
+        .as_deref()
+        .is_none_or(|u| u.starts_with("file://"))
+    {
+        check_disjoint(&[
+            ("publish_root", &publish_root),
+            ("quarantine_root", &quarantine_root),
+            ("state_root", &state_root),
+        ])?;
+        check_disjoint(&[("inbox", &inbox), ("publish_root", &publish_root)])?;
+    } else {
+        // An S3 table shares no file system with the local roots, which must still be
+        // apart from one another.
+        check_disjoint(&[
+            ("quarantine_root", &quarantine_root),
+            ("state_root", &state_root),
+        ])?;
+    }
+    let delta_checkpoint_interval =
+        at_least_one("delta_checkpoint_interval", raw.delta_checkpoint_interval)?;
 
     let at_least = |name: &str, value: i64, min: i64| -> std::result::Result<i64, String> {
         if value < min {
@@ -217,6 +265,14 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             ));
         }
     };
+    if table_format == TableFormat::Delta && write_mode == WriteMode::Merge {
+        // Not built yet (CONTRACT.md §12 with §10): refused rather than half-done.
+        return Err(
+            "write_mode = \"merge\" with table_format = \"delta\" is not supported yet; \
+             use write_mode = \"replace\" or a hive publish root"
+                .into(),
+        );
+    }
     Ok(Config {
         path: folder.to_owned(),
         product,
@@ -232,6 +288,9 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         keep_generations,
         max_line_bytes,
         write_mode,
+        table_format,
+        table_url,
+        delta_checkpoint_interval,
         schema: validate_schema(raw.schema)?,
         engine: raw.engine.validate()?,
     })
@@ -325,6 +384,63 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
         prohibited: raw.prohibited,
         unknown_fields,
     })
+}
+
+fn at_least_one(name: &str, value: i64) -> std::result::Result<u64, String> {
+    if value < 1 {
+        return Err(format!("{name} = {value} must be at least 1"));
+    }
+    Ok(value as u64)
+}
+
+/// The publish root, its table format and (Delta) its URL. An `s3://bucket/prefix` root
+/// must be a Delta table: Hive folders cannot be swapped atomically without a rename.
+fn publish_location(
+    folder: &Path,
+    root: Option<String>,
+    format: Option<String>,
+    product: &str,
+) -> std::result::Result<(PathBuf, TableFormat, Option<String>), String> {
+    let root = root.unwrap_or_else(|| format!("lake/{product}"));
+    let format = match format.as_deref() {
+        None | Some("hive") => None,
+        Some("delta") => Some(TableFormat::Delta),
+        Some(other) => {
+            return Err(format!(
+                "table_format = {other:?} is not a format; use \"hive\" or \"delta\""
+            ));
+        }
+    };
+    if let Some(rest) = root.strip_prefix("s3://") {
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let prefix = prefix.trim_matches('/');
+        if bucket.is_empty() || prefix.is_empty() {
+            return Err(format!(
+                "publish_root = {root:?} must name a bucket and a prefix: s3://bucket/prefix"
+            ));
+        }
+        if format != Some(TableFormat::Delta) {
+            return Err(format!(
+                "publish_root = {root:?} is on S3, which has no atomic rename for Hive folders; \
+                 set table_format = \"delta\""
+            ));
+        }
+        let url = format!("s3://{bucket}/{prefix}/");
+        return Ok((PathBuf::from(&url), TableFormat::Delta, Some(url)));
+    }
+    if root.contains("://") {
+        return Err(format!(
+            "publish_root = {root:?}: only local paths and s3:// URLs are supported"
+        ));
+    }
+    let path = resolve(folder, &root);
+    match format {
+        Some(TableFormat::Delta) => {
+            let url = format!("file://{}/", path.display());
+            Ok((path, TableFormat::Delta, Some(url)))
+        }
+        _ => Ok((path, TableFormat::Hive, None)),
+    }
 }
 
 /// `value` as an absolute, lexically normalised path, relative to `folder`.

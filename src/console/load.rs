@@ -1,4 +1,4 @@
-//! Quick reads the runtime does on the UI thread: [`snapshot`] (inbox, checkpoints,
+//! The reads the runtime does on a reader thread, never the UI thread: [`snapshot`] (inbox, checkpoints,
 //! quarantine, run log, partitions and their trash) and [`rejects`]. All through the
 //! core's own readers; a problem with one part is reported, the rest still shows.
 
@@ -8,6 +8,10 @@ use crate::config::Config;
 use crate::inbox;
 use crate::land::{quarantine, runlog, trash};
 use crate::store::state;
+
+/// How many of the newest runs the History view lists: the run log grows without bound
+/// under `watch`, and only its end is read (`wharf history` shows all of it).
+pub const RUNS_SHOWN: usize = 1000;
 
 /// Everything the views list, read now.
 pub fn snapshot(config: &Config) -> Snapshot {
@@ -29,8 +33,11 @@ pub fn snapshot(config: &Config) -> Snapshot {
         Ok(entries) => out.quarantine = entries,
         Err(e) => out.problems.push(e.to_string()),
     }
-    match runlog::read(config) {
-        Ok(runs) => out.runs = runs,
+    match runlog::newest(config, RUNS_SHOWN) {
+        Ok(mut runs) => {
+            runs.reverse();
+            out.runs = runs;
+        }
         Err(e) => out.problems.push(e.to_string()),
     }
     match partitions(config) {

@@ -4,7 +4,7 @@
 //! - [`app::App`] is the whole state; [`keymap`] turns keys into [`msg::Intent`]s;
 //!   [`update::update`] is the only place the App changes, applying [`msg::Msg`]s and
 //!   returning [`msg::Effect`]s; [`view::view`] draws `&App`.
-//! - [`runtime::Console`] carries out effects: quick reads inline, long work (hashing,
+//! - [`runtime::Console`] carries out effects: reads on reader threads, long work (hashing,
 //!   planning, landing, restoring, indexing, ranking) on [`workers`] threads reporting
 //!   over the one event channel that also carries terminal input and the inbox watcher.
 //! - Everything it decides comes from the core: `land::plan_input`, `land::run`,

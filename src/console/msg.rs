@@ -215,7 +215,7 @@ pub struct Snapshot {
 /// Work for the runtime.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// Read the state on disk (quick; on the UI thread) and report [`Report::Loaded`].
+    /// Read the state on disk (on a reader thread) and report [`Report::Loaded`].
     Reload,
     /// Hash these files on a worker.
     Hash {
@@ -246,7 +246,7 @@ pub enum Effect {
         path: PathBuf,
         ranked: Option<Arc<Ranked>>,
     },
-    /// Read the lines `start..start + WINDOW` (quick; on the UI thread).
+    /// Read the lines `start..start + WINDOW` (on a reader thread).
     Window {
         path: PathBuf,
         index: Arc<LineIndex>,
@@ -256,14 +256,14 @@ pub enum Effect {
         id: u64,
         path: PathBuf,
     },
-    /// Read rows `start..start + WINDOW` of `rows` back (quick; on the UI thread).
+    /// Read rows `start..start + WINDOW` of `rows` back (on a reader thread).
     RankedWindow {
         path: PathBuf,
         ranked: Arc<Ranked>,
         rows: Arc<Rows>,
         start: usize,
     },
-    /// Read one quarantine entry's rejects (quick; on the UI thread).
+    /// Read one quarantine entry's rejects (on a reader thread).
     Rejects {
         sha256: String,
     },

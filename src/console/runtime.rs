@@ -1,6 +1,7 @@
 //! [`Console`]: the runtime around the [`App`]. It owns the one event channel that merges
 //! terminal input, worker reports and the inbox watcher, carries out the [`Effect`]s that
-//! [`update`] returns (quick reads inline, long work on worker threads), debounces the
+//! [`update`] returns (reads on reader threads, long work on worker threads: nothing on
+//! the UI thread touches a file), debounces the
 //! watcher, and draws. [`event_loop`] is the loop the real terminal runs; tests call
 //! [`Console::step`] and [`Console::settle`] directly.
 
@@ -42,6 +43,8 @@ pub struct Console {
     tx: Sender<Incoming>,
     rx: Receiver<Incoming>,
     cancels: HashMap<u64, Arc<AtomicBool>>,
+    /// Reads in flight, by lane, with the newest one asked for meanwhile.
+    lanes: HashMap<Lane, Option<Effect>>,
     refresh_due: Option<Instant>,
     watcher: Option<notify::RecommendedWatcher>,
 }
@@ -57,6 +60,7 @@ impl Console {
             tx,
             rx,
             cancels: HashMap::new(),
+            lanes: HashMap::new(),
             refresh_due: None,
             watcher: None,
         };
@@ -97,9 +101,9 @@ impl Console {
         self.tx.clone()
     }
 
-    /// Workers still running.
+    /// Workers and reads still running.
     pub fn busy(&self) -> usize {
-        self.cancels.len()
+        self.cancels.len() + self.lanes.len()
     }
 
     /// Applies `msg` and everything it leads to, spawning workers for long work.
@@ -110,6 +114,13 @@ impl Console {
                 && let Some(id) = report.final_id()
             {
                 self.cancels.remove(&id);
+            }
+            if let Msg::Report(report) = &msg
+                && let Some(lane) = Lane::of(report)
+                && let Some(Some(next)) = self.lanes.remove(&lane)
+                && let Some(report) = self.read(next)
+            {
+                queue.push_back(Msg::Report(report));
             }
             for effect in update(&mut self.app, msg) {
                 if let Some(report) = self.execute(effect) {
@@ -211,43 +222,10 @@ impl Console {
     fn execute(&mut self, effect: Effect) -> Option<Report> {
         let config = self.config.clone();
         match effect {
-            Effect::Reload => Some(Report::Loaded(Box::new(load::snapshot(&config)))),
-            Effect::Rejects { sha256 } => Some(Report::Rejects {
-                result: load::rejects(&config, &sha256).map(Box::new),
-            }),
-            Effect::Window { path, index, start } => {
-                let result = super::raw::read_window(
-                    &path,
-                    &index,
-                    start,
-                    super::raw::WINDOW,
-                    &config.schema,
-                    config.max_line_bytes,
-                )
-                .map_err(|e| e.to_string());
-                Some(Report::Window {
-                    path,
-                    start,
-                    result,
-                })
-            }
-            Effect::RankedWindow {
-                path,
-                ranked,
-                rows,
-                start,
-            } => {
-                let range = start..start + super::raw::WINDOW;
-                let result = ranked
-                    .read_rows(&config, &path, &rows, range)
-                    .map_err(|e| e.to_string());
-                Some(Report::RankedWindow {
-                    path,
-                    rows,
-                    start,
-                    result,
-                })
-            }
+            effect @ (Effect::Reload
+            | Effect::Rejects { .. }
+            | Effect::Window { .. }
+            | Effect::RankedWindow { .. }) => self.read(effect),
             Effect::Cancel { id } => {
                 if let Some(flag) = self.cancels.get(&id) {
                     flag.store(true, Ordering::Relaxed);
@@ -312,6 +290,37 @@ impl Console {
         }
     }
 
+    /// Starts a read on a reader thread, or queues it behind the one of its lane in flight
+    /// (replacing any queued before: only the newest ask is still wanted).
+    fn read(&mut self, effect: Effect) -> Option<Report> {
+        let lane = Lane::for_effect(&effect)?;
+        if let Some(queued) = self.lanes.get_mut(&lane) {
+            *queued = Some(effect);
+            return None;
+        }
+        self.lanes.insert(lane, None);
+        let (config, tx) = (self.config.clone(), self.tx.clone());
+        let failed = failed_read(&effect);
+        let spawned = std::thread::Builder::new()
+            .name("wharf-read".into())
+            .spawn(move || {
+                let report = catch_unwind(AssertUnwindSafe(|| read_now(&config, effect)))
+                    .unwrap_or_else(|_| {
+                        failed("the read stopped unexpectedly (a bug); press R to read again")
+                    });
+                let _ = tx.send(Incoming::Worker(report));
+            });
+        match spawned {
+            Ok(_) => None,
+            Err(e) => {
+                self.lanes.remove(&lane);
+                Some(Report::LoadFailed(format!(
+                    "could not start a reader thread: {e}"
+                )))
+            }
+        }
+    }
+
     /// Runs `job` on a thread; its return value is its final message. A panic becomes
     /// `failed`'s message, so the App never waits for a worker that is gone.
     fn spawn<J, F>(&mut self, id: u64, job: J, failed: F) -> Option<Report>
@@ -343,6 +352,107 @@ impl Console {
                 )))
             }
         }
+    }
+}
+
+/// The reads that fill the views, one lane each: a lane runs one read at a time, so its
+/// reports arrive in the order asked, and a key held down queues one read, not one per key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Lane {
+    Reload,
+    Rejects,
+    Window,
+    RankedWindow,
+}
+
+impl Lane {
+    fn for_effect(effect: &Effect) -> Option<Lane> {
+        match effect {
+            Effect::Reload => Some(Lane::Reload),
+            Effect::Rejects { .. } => Some(Lane::Rejects),
+            Effect::Window { .. } => Some(Lane::Window),
+            Effect::RankedWindow { .. } => Some(Lane::RankedWindow),
+            _ => None,
+        }
+    }
+
+    /// The lane whose read `report` ends.
+    fn of(report: &Report) -> Option<Lane> {
+        match report {
+            Report::Loaded(_) | Report::LoadFailed(_) => Some(Lane::Reload),
+            Report::Rejects { .. } => Some(Lane::Rejects),
+            Report::Window { .. } => Some(Lane::Window),
+            Report::RankedWindow { .. } => Some(Lane::RankedWindow),
+            _ => None,
+        }
+    }
+}
+
+/// Carries out a read (on a reader thread): the state on disk, a quarantine entry's
+/// rejects, a window of raw lines or of Ranked rows.
+fn read_now(config: &Config, effect: Effect) -> Report {
+    match effect {
+        Effect::Rejects { sha256 } => Report::Rejects {
+            result: load::rejects(config, &sha256).map(Box::new),
+        },
+        Effect::Window { path, index, start } => {
+            let result = super::raw::read_window(
+                &path,
+                &index,
+                start,
+                super::raw::WINDOW,
+                &config.schema,
+                config.max_line_bytes,
+            )
+            .map_err(|e| e.to_string());
+            Report::Window {
+                path,
+                start,
+                result,
+            }
+        }
+        Effect::RankedWindow {
+            path,
+            ranked,
+            rows,
+            start,
+        } => {
+            let range = start..start + super::raw::WINDOW;
+            let result = ranked
+                .read_rows(config, &path, &rows, range)
+                .map_err(|e| e.to_string());
+            Report::RankedWindow {
+                path,
+                rows,
+                start,
+                result,
+            }
+        }
+        _ => Report::Loaded(Box::new(load::snapshot(config))),
+    }
+}
+
+/// The report a read ends with when it panicked, so its lane is freed and the view says so.
+fn failed_read(effect: &Effect) -> impl FnOnce(&str) -> Report + Send + 'static {
+    let effect = effect.clone();
+    move |error: &str| match effect {
+        Effect::Rejects { .. } => Report::Rejects {
+            result: Err(error.to_owned()),
+        },
+        Effect::Window { path, start, .. } => Report::Window {
+            path,
+            start,
+            result: Err(error.to_owned()),
+        },
+        Effect::RankedWindow {
+            path, rows, start, ..
+        } => Report::RankedWindow {
+            path,
+            rows,
+            start,
+            result: Err(error.to_owned()),
+        },
+        _ => Report::LoadFailed(error.to_owned()),
     }
 }
 

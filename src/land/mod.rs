@@ -6,6 +6,8 @@
 //! [`plan_input`] is the read-only half (what `wharf plan` and the console show);
 //! [`run`] is the whole landing, top to bottom in the contract's order.
 
+pub mod commit;
+pub mod delta;
 mod folder;
 pub mod lock;
 pub mod preview;
@@ -18,7 +20,7 @@ pub mod trash;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::config::{Config, WriteMode};
+use crate::config::{Config, TableFormat, WriteMode};
 use crate::engine::{Engine, Staged};
 use crate::error::Result;
 use crate::input;
@@ -63,7 +65,7 @@ pub fn plan_input(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
-    plan_with_manifest(config, engine, path, options, progress).map(|(plan, _)| plan)
+    plan_with_manifest(config, engine, path, options, progress).map(|(plan, _, _)| plan)
 }
 
 /// [`plan_input`], also returning the manifest the plan was decided against (a run holds
@@ -74,18 +76,26 @@ fn plan_with_manifest(
     path: &Path,
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(Plan, Manifest)> {
+) -> Result<(Plan, Manifest, Option<commit::Found>)> {
     let input = input::open(path)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
+    // A Delta table is read before the input: an unreachable one fails fast.
+    let found = match config.table_format {
+        TableFormat::Hive => None,
+        TableFormat::Delta => Some(commit::find(config)?),
+    };
     let census = engine.census(config, &input, &manifest, progress)?;
-    let published = state::published(config, checkpoint, &manifest)?;
+    let published = match &found {
+        None => state::published(config, checkpoint, &manifest)?,
+        Some(found) => commit::published(found, checkpoint, &manifest),
+    };
     let owner = Owner {
         input_name: input.name,
         input_sha256: census.sha256.clone(),
     };
     let plan = plan::decide(census, owner, config, &published, options);
-    Ok((plan, manifest))
+    Ok((plan, manifest, found))
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order, with `engine` doing the row work.
@@ -100,8 +110,9 @@ pub fn run(
     refuse_unclosed(path)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
-    let (plan, manifest) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    let (plan, manifest, found) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
     let now = timestamp_now();
+    let mut table_version = None;
     let (status, swaps) = match plan.action {
         Action::Skip => (RunStatus::Skipped, Vec::new()),
         Action::Refuse => {
@@ -111,11 +122,35 @@ pub fn run(
         Action::Publish => {
             quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
             failpoint::hit("after_quarantine");
-            let published = publish(config, engine, &plan, manifest, &now, progress); // §6.2–6.4
-            if published.is_err() {
-                let _ = swap::clean_staging(config); // the error is the one to report
+            match &found {
+                None => {
+                    let published = publish(config, engine, &plan, manifest, &now, progress); // §6.2–6.4
+                    if published.is_err() {
+                        let _ = swap::clean_staging(config); // the error is the one to report
+                    }
+                    (RunStatus::Published, published?)
+                }
+                Some(found) => {
+                    // §12: one commit, then the manifest and the checkpoint naming it.
+                    let generation = generation_id(&now, &plan);
+                    let version = commit::publish(
+                        config,
+                        engine,
+                        &plan,
+                        manifest,
+                        found,
+                        &generation,
+                        &now,
+                        progress,
+                    )?;
+                    let mut written = checkpoint(config, &plan, &now);
+                    written.table_version = Some(version);
+                    state::write_checkpoint(config, &written)?;
+                    failpoint::hit("after_checkpoint");
+                    table_version = Some(version);
+                    (RunStatus::Published, Vec::new())
+                }
             }
-            (RunStatus::Published, published?)
         }
     };
     let duration_ms = started.elapsed().as_millis() as u64;
@@ -123,6 +158,7 @@ pub fn run(
     record.swaps = swaps.iter().map(|m| m.code().to_owned()).collect();
     record.engine = engine.describe();
     record.engine_settings = engine.settings();
+    record.table_version = table_version;
     runlog::append(config, &record)?; // §6.5
     Ok(RunOutcome {
         status,
@@ -164,11 +200,7 @@ fn publish(
     now: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Vec<swap::SwapMethod>> {
-    let generation = format!(
-        "{}-{}",
-        now.replace([':', '-'], ""),
-        &plan.input_sha256[..12]
-    );
+    let generation = generation_id(now, plan);
     let staging = swap::fresh_staging(config, &generation)?;
     let Staged { files, keys } = engine.stage(config, plan, &staging, progress)?;
     atomic::sync_dir(&staging)?;
@@ -208,6 +240,7 @@ fn publish(
             rows: date_plan.rows,
             files: files.get(&date).copied().unwrap_or(0),
             published_at: now.to_owned(),
+            table_files: Vec::new(),
         };
         manifest.dates.insert(key, entry);
     }
@@ -221,6 +254,15 @@ fn publish(
     state::write_checkpoint(config, &checkpoint(config, plan, now))?;
     failpoint::hit("after_checkpoint");
     Ok(methods)
+}
+
+/// A landing's generation: its time and input, sortable and unique per input.
+fn generation_id(now: &str, plan: &Plan) -> String {
+    format!(
+        "{}-{}",
+        now.replace([':', '-'], ""),
+        &plan.input_sha256[..12]
+    )
 }
 
 fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
@@ -239,9 +281,13 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
             .filter(|d| d.rows > 0)
             .map(|d| d.event_date.to_string())
             .collect(),
-        publish_root: config.publish_root.display().to_string(),
+        publish_root: config
+            .table_url
+            .clone()
+            .unwrap_or_else(|| config.publish_root.display().to_string()),
         published_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        table_version: None,
     }
 }
 
@@ -271,6 +317,7 @@ fn run_record(
         swaps: Vec::new(),
         engine: String::new(),
         engine_settings: Default::default(),
+        table_version: None,
     }
 }
 

@@ -30,7 +30,15 @@ pub fn preview(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Preview> {
-    let (plan, _) = plan_with_manifest(config, engine, path, options, progress)?;
+    if config.table_format == crate::config::TableFormat::Delta {
+        // The diff reads the published partitions as folders of Parquet files.
+        return Err(Error::Usage(
+            "wharf diff reads a hive publish root; a Delta table (table_format = \"delta\") \
+             is not supported by it yet: use wharf plan"
+                .to_owned(),
+        ));
+    }
+    let (plan, _, _) = plan_with_manifest(config, engine, path, options, progress)?;
     if plan.action != Action::Publish {
         return Ok(Preview { plan, staged: None });
     }

@@ -75,6 +75,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
                 rows,
                 files,
                 published_at: now.clone(),
+                table_files: Vec::new(),
             };
             manifest.dates.insert(key.clone(), entry);
         }
@@ -105,6 +106,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
             // A restore renames published folders on this machine: no engine reads rows.
             engine: "local".to_owned(),
             engine_settings: Default::default(),
+            table_version: None,
         },
     )?;
     Ok(Restored { date, owner, rows })

@@ -22,6 +22,9 @@ pub struct Checkpoint {
     pub publish_root: String,
     pub published_at: String,
     pub tool_version: String,
+    /// The Delta table version this landing committed (§12.4); absent for hive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_version: Option<u64>,
 }
 
 /// Which input published a date.
@@ -39,6 +42,10 @@ pub struct PartitionEntry {
     pub rows: u64,
     pub files: u64,
     pub published_at: String,
+    /// Delta: the data files (paths relative to the table root) this entry's owner
+    /// committed for the date; the skip rule (§12.5) checks the table still holds them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table_files: Vec<String>,
 }
 
 /// `<state_root>/partitions.json`: who owns each published date.

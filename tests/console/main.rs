@@ -9,6 +9,7 @@ mod kit;
 mod browsing;
 mod harness;
 mod landing;
+mod runlog;
 mod watcher;
 
 // The samples fixture, as `crate::fixture` (the name the crate's own snapshot tests use).

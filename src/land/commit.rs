@@ -1,0 +1,234 @@
+//! EFFECTS. §6.2–6.4 for a Delta publish root (CONTRACT.md §12): the engine stages the
+//! dates in a local folder of the state root, the files are uploaded under names no
+//! version references (`event_date=D/part-<generation>-<n>.parquet`), then one commit
+//! removes every file of the replaced dates and adds the new ones; the manifest and the
+//! checkpoint follow, naming the version.
+//!
+//! The uploads are recorded first in `<state_root>/delta-pending.json`: a crash or a
+//! conflict leaves files no version references, and the next landing deletes exactly
+//! those it finds there and the current version does not hold (never another writer's
+//! files, never a file a version references).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use delta_kernel::SnapshotRef;
+
+use crate::config::Config;
+use crate::engine::{Engine, Progress, Staged};
+use crate::error::{Error, Result};
+use crate::land::delta::{self, CommitNote, NewFile, Table, TableFile};
+use crate::land::folder;
+use crate::plan::{Manifest, Owner, PartitionEntry, Plan, Published, PublishedDate};
+use crate::store::{atomic, failpoint, state};
+
+/// The table as a landing found it: what planning decided against and publishing
+/// commits over (the version the commit must follow).
+pub struct Found {
+    pub table: Table,
+    pub snapshot: Option<SnapshotRef>,
+    pub files: Vec<TableFile>,
+}
+
+/// Opens `config`'s table and reads its current version.
+pub fn find(config: &Config) -> Result<Found> {
+    let table = Table::open(config)?;
+    let snapshot = table.snapshot()?;
+    let files = match &snapshot {
+        Some(s) => table.files(config, s)?,
+        None => Vec::new(),
+    };
+    Ok(Found {
+        table,
+        snapshot,
+        files,
+    })
+}
+
+/// The dates of the table's current version. A date's owner is the manifest's only while
+/// the version still holds exactly the files that owner committed (§12.5): otherwise
+/// another writer, or a restore, changed it.
+pub fn published(
+    found: &Found,
+    checkpoint: Option<crate::plan::Checkpoint>,
+    manifest: &Manifest,
+) -> Published {
+    let dates = delta::by_date(&found.files)
+        .into_iter()
+        .map(|(date, (rows, files))| {
+            let owner = manifest
+                .dates
+                .get(&date.to_string())
+                .filter(|e| e.table_files == files)
+                .map(|e| e.owner.clone());
+            (date, PublishedDate { rows, owner })
+        })
+        .collect();
+    Published { checkpoint, dates }
+}
+
+fn pending_path(config: &Config) -> PathBuf {
+    config.state_root.join("delta-pending.json")
+}
+
+fn staging_dir(config: &Config) -> PathBuf {
+    config.state_root.join(".delta-staging")
+}
+
+/// Deletes the uploads a crashed or conflicted landing recorded and no version holds.
+fn clean_pending(config: &Config, found: &Found) -> Result<()> {
+    let path = pending_path(config);
+    let pending: Vec<String> = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::CorruptState {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
+    };
+    let held: BTreeSet<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
+    let stale: Vec<String> = pending
+        .into_iter()
+        .filter(|p| !held.contains(p.as_str()))
+        .collect();
+    found.table.delete(&stale)?;
+    remove_file(&path)
+}
+
+fn remove_file(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, "remove", "check the state root", e)),
+    }
+}
+
+/// Stages, uploads and commits `plan`; then the manifest and the checkpoint. Returns the
+/// committed version.
+// One call of land::run's publish step: each argument is a piece of that run's state.
+#[allow(clippy::too_many_arguments)]
+pub fn publish(
+    config: &Config,
+    engine: &mut dyn Engine,
+    plan: &Plan,
+    mut manifest: Manifest,
+    found: &Found,
+    generation: &str,
+    now: &str,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<u64> {
+    clean_pending(config, found)?;
+    let staging = staging_dir(config);
+    folder::remove_dir_all(&staging)?;
+    atomic::create_dir_all(&staging)?;
+    let Staged { .. } = engine.stage(config, plan, &staging, progress)?;
+    failpoint::hit("after_stage");
+
+    let mut new_files: Vec<NewFile> = Vec::new();
+    let staged: Vec<(crate::contract::Date, PathBuf)> = state::list_partitions(&staging)?;
+    let mut locals = Vec::new();
+    for (date, dir) in &staged {
+        let parts = crate::store::parquet_files::parquet_paths(dir)?;
+        for (n, part) in parts.into_iter().enumerate() {
+            use parquet::file::reader::FileReader;
+            let reader = crate::store::parquet_files::open_reader(&part)?;
+            let rows = reader.metadata().file_metadata().num_rows() as u64;
+            locals.push((*date, part, n, rows));
+        }
+    }
+    for (date, part, n, rows) in &locals {
+        new_files.push(NewFile {
+            local: part,
+            path: format!("event_date={date}/part-{generation}-{n:05}.parquet"),
+            date: *date,
+            rows: *rows,
+        });
+    }
+    let paths: Vec<String> = new_files.iter().map(|f| f.path.clone()).collect();
+    atomic::write_atomic(
+        &pending_path(config),
+        &state::pretty(&paths, "pending uploads")?,
+        0o644,
+    )?;
+    let mut uploaded = Vec::with_capacity(new_files.len());
+    for file in new_files {
+        progress(Progress::Swapping { date: file.date });
+        let size = found.table.upload(&file)?;
+        uploaded.push((file, size));
+    }
+    failpoint::hit("after_upload");
+
+    let touched: BTreeSet<crate::contract::Date> =
+        plan.dates.iter().map(|d| d.event_date).collect();
+    let remove: BTreeSet<String> = found
+        .files
+        .iter()
+        .filter(|f| touched.contains(&f.date))
+        .map(|f| f.path.clone())
+        .collect();
+    let note = CommitNote {
+        product: &config.product,
+        input_name: &plan.input_name,
+        input_sha256: &plan.input_sha256,
+        metrics: vec![
+            ("acceptedRows", plan.counts.accepted),
+            ("rejectedRows", plan.counts.rejected),
+            ("retries", plan.counts.retries),
+            ("keys", plan.counts.keys),
+            ("numAddedFiles", uploaded.len() as u64),
+            ("numRemovedFiles", remove.len() as u64),
+        ],
+    };
+    let committed = found
+        .table
+        .commit(config, found.snapshot.as_ref(), &remove, &uploaded, &note);
+    let version = match committed {
+        Ok(version) => version,
+        Err(e) => {
+            // Nothing references these: take them back now (the pending record does it
+            // later if this fails too).
+            if found.table.delete(&paths).is_ok() {
+                let _ = remove_file(&pending_path(config));
+            }
+            let _ = folder::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    failpoint::hit("after_commit");
+    remove_file(&pending_path(config))?;
+    folder::remove_dir_all(&staging)?;
+    // A checkpoint is an optimisation of reading: its failure is not the landing's.
+    let _ = found.table.checkpoint_if_due(config, version);
+
+    let mut by_date: BTreeMap<crate::contract::Date, Vec<String>> = BTreeMap::new();
+    for (file, _) in &uploaded {
+        by_date
+            .entry(file.date)
+            .or_default()
+            .push(file.path.clone());
+    }
+    for date_plan in &plan.dates {
+        let key = date_plan.event_date.to_string();
+        let files = by_date.remove(&date_plan.event_date).unwrap_or_default();
+        if files.is_empty() {
+            manifest.dates.remove(&key);
+            continue;
+        }
+        manifest.dates.insert(
+            key,
+            PartitionEntry {
+                owner: Owner {
+                    input_name: plan.input_name.clone(),
+                    input_sha256: plan.input_sha256.clone(),
+                },
+                rows: date_plan.rows,
+                files: files.len() as u64,
+                published_at: now.to_owned(),
+                table_files: files,
+            },
+        );
+    }
+    state::write_manifest(config, &manifest)?;
+    failpoint::hit("after_manifest");
+    Ok(version)
+}

@@ -1,0 +1,539 @@
+//! EFFECTS. The publish root as a Delta table (CONTRACT.md §12), on a local path or S3.
+//!
+//! delta-kernel-rs writes the protocol (the commit's `add`/`remove`/`commitInfo`, the
+//! table's creation, its checkpoints); its default engine reads and commits through
+//! `object_store`, whose commit is a put-if-absent (`If-None-Match: *` on S3), so a writer
+//! that committed the version first makes this landing [`Error::TableBusy`]. Wharf only
+//! uploads the data files the engine staged locally (multipart above [`PART_BYTES`], so
+//! memory stays bounded) under names no version references yet, and says which to add and
+//! which to remove.
+//!
+//! [`Table`] is one opened table; [`Table::files`] what its current version holds;
+//! [`Table::commit`] one landing's commit.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use delta_kernel::arrow::array::{
+    Array, ArrayRef, Int64Array, MapBuilder, MapFieldNames, RecordBatch, StringArray,
+    StringBuilder, StructArray,
+};
+use delta_kernel::arrow::datatypes::{DataType as ArrowType, Field as ArrowField, Schema};
+use delta_kernel::committer::FileSystemCommitter;
+use delta_kernel::engine::arrow_data::ArrowEngineData;
+use delta_kernel::schema::{DataType, StructField, StructType};
+use delta_kernel::transaction::create_table::create_table;
+use delta_kernel::transaction::data_layout::DataLayout;
+use delta_kernel::transaction::{CommitResult, UpdateTableOperation};
+use delta_kernel::{Engine, EngineData, FilteredEngineData, Snapshot, SnapshotRef};
+use delta_kernel_default_engine::DefaultEngineBuilder;
+use object_store::path::Path as StorePath;
+use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
+
+use crate::config::Config;
+use crate::contract::{Date, FieldType};
+use crate::error::{Error, Result};
+
+/// A file of the table's current version: path, partition values, size, rows.
+type ScannedFile = (String, HashMap<String, String>, u64, Option<u64>);
+
+/// Files above this size are uploaded in parts of this size (S3's multipart minimum is
+/// 5 MiB); the buffer in flight is bounded by a few parts.
+pub const PART_BYTES: usize = 8 << 20;
+
+/// The partition column, as in the hive layout.
+const PARTITION: &str = "event_date";
+
+/// One data file of the table's current version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableFile {
+    /// Relative to the table root: `event_date=D/part-<generation>-<n>.parquet`.
+    pub path: String,
+    pub date: Date,
+    pub rows: u64,
+    pub size: u64,
+}
+
+/// A data file staged locally, to add under `path`.
+pub struct NewFile<'a> {
+    pub local: &'a Path,
+    pub path: String,
+    pub date: Date,
+    pub rows: u64,
+}
+
+/// What a commit says of the landing, for `commitInfo`.
+pub struct CommitNote<'a> {
+    pub product: &'a str,
+    pub input_name: &'a str,
+    pub input_sha256: &'a str,
+    pub metrics: Vec<(&'static str, u64)>,
+}
+
+/// An opened Delta table: its URL, its store and the kernel's engine over it.
+pub struct Table {
+    url: String,
+    root: url::Url,
+    /// Bucket (S3) or file-system root (local) level: kernel paths are full URLs.
+    store: Arc<dyn ObjectStore>,
+    engine: Box<dyn Engine>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Table {
+    /// Opens the table `config` publishes to (it need not exist yet). S3's endpoint,
+    /// region and credentials come from the environment (`AWS_*`), never the config.
+    pub fn open(config: &Config) -> Result<Table> {
+        let url = config.table_url.clone().ok_or_else(|| {
+            Error::internal("a Delta landing was asked of a config without table_format = delta")
+        })?;
+        let fail = |detail: String| Error::Table {
+            url: url.clone(),
+            action: "open the table",
+            detail: scrub(&detail),
+            hint: HINT.to_owned(),
+        };
+        let root = url::Url::parse(&url).map_err(|e| fail(e.to_string()))?;
+        // Two stores, two connection pools: a connection opened on one runtime and reused
+        // from the other stalls until its timeout (measured: 30 s per landing).
+        let build = || -> Result<Arc<dyn ObjectStore>> {
+            if root.scheme() == "s3" {
+                let built = object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(url.as_str())
+                    .build()
+                    .map_err(|e| fail(e.to_string()))?;
+                Ok(Arc::new(built))
+            } else {
+                Ok(Arc::new(object_store::local::LocalFileSystem::new()))
+            }
+        };
+        let store = build()?;
+        let engine = DefaultEngineBuilder::new(build()?).build();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail(format!("cannot start the I/O runtime: {e}")))?;
+        Ok(Table {
+            url,
+            root,
+            store,
+            engine: Box::new(engine),
+            runtime,
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn error(&self, action: &'static str, detail: impl std::fmt::Display) -> Error {
+        Error::Table {
+            url: self.url.clone(),
+            action,
+            detail: scrub(&detail.to_string()),
+            hint: HINT.to_owned(),
+        }
+    }
+
+    /// The object-store path of `relative` under the table root.
+    fn store_path(&self, relative: &str) -> Result<StorePath> {
+        let full = self
+            .root
+            .join(relative)
+            .map_err(|e| self.error("name a data file", e))?;
+        StorePath::from_url_path(full.path()).map_err(|e| self.error("name a data file", e))
+    }
+
+    /// The current version, `None` when the table has no commit yet. A missing bucket, a
+    /// refused credential or an unreachable endpoint is an error, never "no table".
+    pub fn snapshot(&self) -> Result<Option<SnapshotRef>> {
+        let log = self.store_path("_delta_log/")?;
+        let listed = self.runtime.block_on(async {
+            use futures::TryStreamExt;
+            self.store
+                .list(Some(&log))
+                .try_next()
+                .await
+                .map(|first| first.is_some())
+        });
+        match listed {
+            Ok(false) => return Ok(None),
+            Ok(true) => {}
+            Err(e) => return Err(self.error("list the table's log", e)),
+        }
+        Snapshot::builder_for(self.url.as_str())
+            .build(self.engine.as_ref())
+            .map(Some)
+            .map_err(|e| self.error("read the table's log", e))
+    }
+
+    /// The version's data files, by path. Refuses a table not partitioned by
+    /// `event_date` or whose schema is not the config's: nothing is written to it.
+    pub fn files(&self, config: &Config, snapshot: &SnapshotRef) -> Result<Vec<TableFile>> {
+        let wanted = table_schema(config)?;
+        if snapshot.schema().as_ref() != &wanted {
+            return Err(self.error(
+                "use the table",
+                format!(
+                    "its schema ({}) is not the config's ({wanted}); nothing was written",
+                    snapshot.schema()
+                ),
+            ));
+        }
+        let scan = snapshot
+            .clone()
+            .scan_builder()
+            .build()
+            .map_err(|e| self.error("list the table's files", e))?;
+        let mut found: Vec<ScannedFile> = Vec::new();
+        let metadata = scan
+            .scan_metadata(self.engine.as_ref())
+            .map_err(|e| self.error("list the table's files", e))?;
+        for batch in metadata {
+            let batch = batch.map_err(|e| self.error("list the table's files", e))?;
+            found = batch
+                .visit_scan_files(found, |found, file| {
+                    found.push((
+                        file.path,
+                        file.partition_values,
+                        file.size.max(0) as u64,
+                        file.stats.map(|s| s.num_records),
+                    ))
+                })
+                .map_err(|e| self.error("list the table's files", e))?;
+        }
+        let mut files = Vec::with_capacity(found.len());
+        for (path, partitions, size, rows) in found {
+            let date = partitions.get(PARTITION).and_then(|d| Date::parse(d));
+            let (Some(date), 1, Some(rows)) = (date, partitions.len(), rows) else {
+                return Err(self.error(
+                    "use the table",
+                    format!(
+                        "file {path} is not partitioned by {PARTITION} alone or has no row \
+                         count; the table was not written by this product's config, nothing \
+                         was written"
+                    ),
+                ));
+            };
+            files.push(TableFile {
+                path,
+                date,
+                rows,
+                size,
+            });
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(files)
+    }
+
+    /// Uploads `file` to its table path, invisible until a commit adds it.
+    pub fn upload(&self, file: &NewFile) -> Result<u64> {
+        let target = self.store_path(&file.path)?;
+        let mut source = std::fs::File::open(file.local).map_err(|e| {
+            Error::io(
+                file.local,
+                "read the staged file",
+                "check the state root",
+                e,
+            )
+        })?;
+        let size = source.metadata().map(|m| m.len()).unwrap_or(0);
+        let result: std::result::Result<(), String> = self.runtime.block_on(async {
+            if size <= PART_BYTES as u64 {
+                let mut bytes = Vec::with_capacity(size as usize);
+                source.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+                self.store
+                    .put(&target, bytes.into())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                return Ok(());
+            }
+            let upload = self
+                .store
+                .put_multipart(&target)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+            let mut buffer = vec![0; PART_BYTES];
+            loop {
+                let read = source.read(&mut buffer).map_err(|e| e.to_string())?;
+                if read == 0 {
+                    break;
+                }
+                // Bounded memory: at most a few parts in flight.
+                writer
+                    .wait_for_capacity(2)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                writer.write(&buffer[..read]);
+            }
+            writer.finish().await.map_err(|e| e.to_string())?;
+            Ok(())
+        });
+        result.map_err(|e| self.error("upload a data file", e))?;
+        Ok(size)
+    }
+
+    /// Deletes data files no version references (a crashed or conflicted landing's).
+    pub fn delete(&self, paths: &[String]) -> Result<()> {
+        for path in paths {
+            let target = self.store_path(path)?;
+            let deleted = self.runtime.block_on(self.store.delete(&target));
+            match deleted {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(self.error("delete an unreferenced data file", e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// One commit: removes `remove` (paths of the current version), adds `add` (uploaded),
+    /// creating the table on its first landing. Returns the committed version; another
+    /// writer's commit of that version first is [`Error::TableBusy`].
+    pub fn commit(
+        &self,
+        config: &Config,
+        snapshot: Option<&SnapshotRef>,
+        remove: &BTreeSet<String>,
+        add: &[(NewFile, u64)],
+        note: &CommitNote,
+    ) -> Result<u64> {
+        let engine = self.engine.as_ref();
+        let engine_info = format!("wharf/{}", env!("CARGO_PKG_VERSION"));
+        let parameters = [
+            ("product", Some(note.product.to_owned())),
+            ("inputName", Some(note.input_name.to_owned())),
+            ("inputSha256", Some(note.input_sha256.to_owned())),
+            ("toolVersion", Some(env!("CARGO_PKG_VERSION").to_owned())),
+        ];
+        let metrics: Vec<(&str, Option<String>)> = note
+            .metrics
+            .iter()
+            .map(|(k, v)| (*k, Some(v.to_string())))
+            .collect();
+        let adds = add_files(add, self.now_ms())?;
+        let fail = |e: delta_kernel::KernelError| self.error("commit the landing", e);
+        let result = match snapshot {
+            None => {
+                let mut txn = create_table(
+                    self.url.as_str(),
+                    Arc::new(table_schema(config)?),
+                    engine_info,
+                    true,
+                )
+                .with_data_layout(DataLayout::partitioned([PARTITION]))
+                .with_operation_parameters(parameters)
+                .with_operation_metrics(metrics)
+                .build(engine, Box::new(FileSystemCommitter::new()))
+                .map_err(fail)?;
+                txn.add_files(adds);
+                match txn.commit(engine).map_err(fail)? {
+                    CommitResult::Committed(done) => Ok(done.commit_version()),
+                    CommitResult::Conflicted(c) => Err(c.conflict_version()),
+                    CommitResult::Retryable(_) => Err(0),
+                }
+            }
+            Some(snapshot) => {
+                let mut txn = snapshot
+                    .clone()
+                    .update_table(UpdateTableOperation::Write, engine_info, true)
+                    .with_operation_parameters(parameters)
+                    .with_operation_metrics(metrics)
+                    .build(engine, Box::new(FileSystemCommitter::new()))
+                    .map_err(fail)?;
+                for removal in self.removals(snapshot, remove)? {
+                    txn.remove_files(removal);
+                }
+                txn.add_files(adds);
+                match txn.commit(engine).map_err(fail)? {
+                    CommitResult::Committed(done) => Ok(done.commit_version()),
+                    CommitResult::Conflicted(c) => Err(c.conflict_version()),
+                    CommitResult::Retryable(_) => Err(snapshot.version() + 1),
+                }
+            }
+        };
+        result.map_err(|version| Error::TableBusy {
+            url: self.url.clone(),
+            version,
+        })
+    }
+
+    /// The current version's scan rows selected down to the files of `remove`.
+    fn removals(
+        &self,
+        snapshot: &SnapshotRef,
+        remove: &BTreeSet<String>,
+    ) -> Result<Vec<FilteredEngineData>> {
+        let fail = |e: delta_kernel::KernelError| self.error("select the replaced files", e);
+        let scan = snapshot.clone().scan_builder().build().map_err(fail)?;
+        let mut out = Vec::new();
+        for batch in scan.scan_metadata(self.engine.as_ref()).map_err(fail)? {
+            let (data, selected) = batch.map_err(fail)?.scan_files.into_parts();
+            let paths = {
+                let arrow = data
+                    .any_ref()
+                    .downcast_ref::<ArrowEngineData>()
+                    .ok_or_else(|| Error::internal("scan rows are not Arrow"))?;
+                arrow
+                    .record_batch()
+                    .column_by_name("path")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+                    .ok_or_else(|| Error::internal("scan rows have no path column"))?
+            };
+            let selection: Vec<bool> = (0..paths.len())
+                .map(|i| {
+                    selected.get(i).copied().unwrap_or(true) && remove.contains(paths.value(i))
+                })
+                .collect();
+            if selection.iter().any(|s| *s) {
+                out.push(FilteredEngineData::try_new(data, selection).map_err(fail)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes a Delta checkpoint of `version` when it falls on the config's interval, so
+    /// loading the table stays fast after thousands of landings.
+    pub fn checkpoint_if_due(&self, config: &Config, version: u64) -> Result<bool> {
+        if version == 0 || !version.is_multiple_of(config.delta_checkpoint_interval) {
+            return Ok(false);
+        }
+        let snapshot = Snapshot::builder_for(self.url.as_str())
+            .at_version(version)
+            .build(self.engine.as_ref())
+            .map_err(|e| self.error("read the committed version", e))?;
+        snapshot
+            .checkpoint(self.engine.as_ref(), None)
+            .map_err(|e| self.error("write a checkpoint", e))?;
+        Ok(true)
+    }
+
+    fn now_ms(&self) -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+}
+
+/// What to check and set when the table cannot be reached; names variables, never values.
+const HINT: &str = "check the URL, and for S3 the environment: AWS_ENDPOINT_URL (and \
+                    AWS_ALLOW_HTTP=true for a plain-http endpoint), AWS_REGION, \
+                    AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; then rerun. Nothing \
+                    published changed";
+
+/// `text` with every credential value of the environment masked: a store's error may
+/// quote a request, and a secret must never reach a message, a log or the console.
+pub fn scrub(text: &str) -> String {
+    let mut out = text.to_owned();
+    for name in [
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_ACCESS_KEY_ID",
+    ] {
+        if let Ok(value) = std::env::var(name)
+            && value.len() >= 4
+        {
+            out = out.replace(&value, &format!("<{name}>"));
+        }
+    }
+    out
+}
+
+/// The table's schema: the config's fields (nullable, as a Parquet reader widens them)
+/// and the `event_date` partition column.
+pub fn table_schema(config: &Config) -> Result<StructType> {
+    let mut fields: Vec<StructField> = config
+        .schema
+        .fields
+        .iter()
+        .map(|f| {
+            let ty = match f.ty {
+                FieldType::String => DataType::STRING,
+                FieldType::Int => DataType::LONG,
+                FieldType::Timestamp => DataType::TIMESTAMP,
+            };
+            StructField::nullable(f.name.clone(), ty)
+        })
+        .collect();
+    fields.push(StructField::nullable(PARTITION, DataType::DATE));
+    StructType::try_new(fields).map_err(|e| Error::Config {
+        path: config.path.clone(),
+        message: format!("the schema cannot be a Delta table's: {e}"),
+    })
+}
+
+/// The `add` rows of `files` (each with its uploaded size), as the kernel's
+/// `add_files_schema` wants them: path, partition values, size, time, stats.
+fn add_files(files: &[(NewFile, u64)], now_ms: i64) -> Result<Box<dyn EngineData>> {
+    let names = MapFieldNames {
+        entry: "key_value".to_owned(),
+        key: "key".to_owned(),
+        value: "value".to_owned(),
+    };
+    let mut partitions = MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new());
+    for (file, _) in files {
+        partitions.keys().append_value(PARTITION);
+        partitions.values().append_value(file.date.to_string());
+        partitions
+            .append(true)
+            .map_err(|e| Error::internal(format!("add rows: {e}")))?;
+    }
+    let path: ArrayRef = Arc::new(StringArray::from_iter_values(
+        files.iter().map(|(f, _)| f.path.as_str()),
+    ));
+    let size: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        files.iter().map(|(_, s)| *s as i64),
+    ));
+    let time: ArrayRef = Arc::new(Int64Array::from_iter_values(files.iter().map(|_| now_ms)));
+    let rows: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        files.iter().map(|(f, _)| f.rows as i64),
+    ));
+    let stats = StructArray::from(vec![(
+        Arc::new(ArrowField::new("numRecords", ArrowType::Int64, true)),
+        rows,
+    )]);
+    let key_value = ArrowType::Struct(
+        vec![
+            ArrowField::new("key", ArrowType::Utf8, false),
+            ArrowField::new("value", ArrowType::Utf8, true),
+        ]
+        .into(),
+    );
+    let schema = Schema::new(vec![
+        ArrowField::new("path", ArrowType::Utf8, false),
+        ArrowField::new(
+            "partitionValues",
+            ArrowType::Map(
+                Arc::new(ArrowField::new("key_value", key_value, false)),
+                false,
+            ),
+            false,
+        ),
+        ArrowField::new("size", ArrowType::Int64, false),
+        ArrowField::new("modificationTime", ArrowType::Int64, false),
+        ArrowField::new("stats", stats.data_type().clone(), true),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            path,
+            Arc::new(partitions.finish()),
+            size,
+            time,
+            Arc::new(stats),
+        ],
+    )
+    .map_err(|e| Error::internal(format!("add rows: {e}")))?;
+    Ok(Box::new(ArrowEngineData::new(batch)))
+}
+
+/// Per date, the rows and files of the table's current version.
+pub fn by_date(files: &[TableFile]) -> BTreeMap<Date, (u64, Vec<String>)> {
+    let mut out: BTreeMap<Date, (u64, Vec<String>)> = BTreeMap::new();
+    for file in files {
+        let entry = out.entry(file.date).or_default();
+        entry.0 += file.rows;
+        entry.1.push(file.path.clone());
+    }
+    out
+}

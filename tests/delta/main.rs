@@ -1,0 +1,459 @@
+//! The Delta suite (CONTRACT.md §12): landings into a Delta table on a local path and on a
+//! real S3 server (SeaweedFS, started by `tests/s3/server.sh`; its port in
+//! `WHARF_S3_PORT`, 18300 by default). The table is read back independently of Wharf's
+//! code: the `_delta_log` commits replayed here (add/remove), the files they name fetched
+//! through `object_store` and their rows compared.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "../kit/mod.rs"]
+mod kit;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use kit::product::{Product, Ran, schema};
+use object_store::path::Path as StorePath;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
+use serde_json::Value;
+
+const ACCESS: &str = "wharf-test-access";
+const SECRET: &str = "wharf-test-secret-5e7a1c";
+
+fn port() -> u16 {
+    std::env::var("WHARF_S3_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(18300)
+}
+
+fn endpoint() -> String {
+    format!("http://127.0.0.1:{}", port())
+}
+
+/// The SeaweedFS bucket, as a client with the test identity sees it.
+fn bucket() -> Arc<dyn ObjectStore> {
+    Arc::new(
+        object_store::aws::AmazonS3Builder::new()
+            .with_endpoint(endpoint())
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_bucket_name("wharf")
+            .with_access_key_id(ACCESS)
+            .with_secret_access_key(SECRET)
+            .build()
+            .unwrap(),
+    )
+}
+
+/// A table root: its store, prefix and the one runtime its store's connections live on
+/// (a pooled connection reused from another runtime panics).
+struct Root {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+impl Root {
+    fn s3(prefix: &str) -> Root {
+        Root {
+            store: bucket(),
+            prefix: prefix.to_owned(),
+            runtime: runtime(),
+        }
+    }
+
+    fn local(path: &Path) -> Root {
+        Root {
+            store: Arc::new(object_store::local::LocalFileSystem::new()),
+            prefix: path.to_str().unwrap().trim_start_matches('/').to_owned(),
+            runtime: runtime(),
+        }
+    }
+
+    fn get(&self, relative: &str) -> Option<Vec<u8>> {
+        let path = StorePath::from(format!("{}/{relative}", self.prefix));
+        let got = self.runtime.block_on(async {
+            match self.store.get(&path).await {
+                Ok(got) => got.bytes().await.map(Some),
+                Err(e) => Err(e),
+            }
+        });
+        match got {
+            Ok(bytes) => bytes.map(|b| b.to_vec()),
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => panic!("{relative}: {e}"),
+        }
+    }
+
+    /// Every object under the root, relative, with its bytes' length.
+    fn objects(&self) -> BTreeSet<String> {
+        let prefix = StorePath::from(self.prefix.as_str());
+        let listed: Vec<_> = self
+            .runtime
+            .block_on(self.store.list(Some(&prefix)).try_collect())
+            .unwrap();
+        listed
+            .into_iter()
+            .map(|m| {
+                m.location
+                    .as_ref()
+                    .strip_prefix(&format!("{}/", self.prefix))
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// The commits `_delta_log/N.json`, in order, each as its actions.
+    fn commits(&self) -> Vec<Vec<Value>> {
+        let mut out = Vec::new();
+        for version in 0.. {
+            let Some(bytes) = self.get(&format!("_delta_log/{version:020}.json")) else {
+                break;
+            };
+            let text = String::from_utf8(bytes).unwrap();
+            out.push(
+                text.lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    /// The files of the latest version: the commits replayed.
+    fn live_files(&self) -> BTreeSet<String> {
+        let mut live = BTreeSet::new();
+        for commit in self.commits() {
+            for action in commit {
+                if let Some(path) = action["add"]["path"].as_str() {
+                    live.insert(path.to_owned());
+                }
+                if let Some(path) = action["remove"]["path"].as_str() {
+                    live.remove(path);
+                }
+            }
+        }
+        live
+    }
+
+    /// The rows of the latest version by date, each row column → text, files in order.
+    fn rows(&self) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = BTreeMap::new();
+        for path in self.live_files() {
+            let date = path
+                .strip_prefix("event_date=")
+                .and_then(|p| p.split('/').next())
+                .unwrap()
+                .to_owned();
+            let folder = dir.path().join(&date);
+            std::fs::create_dir_all(&folder).unwrap();
+            let name = path.rsplit('/').next().unwrap();
+            std::fs::write(folder.join(name), self.get(&path).unwrap()).unwrap();
+            out.insert(date, Vec::new());
+        }
+        for (date, rows) in out.iter_mut() {
+            *rows = kit::read_rows(&dir.path().join(date));
+        }
+        out
+    }
+}
+
+fn s3_env(cmd: &mut Command) -> &mut Command {
+    cmd.env("AWS_ENDPOINT_URL", endpoint())
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", ACCESS)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+}
+
+fn delta_product(publish_root: &str) -> Product {
+    Product::with_config(&format!(
+        "product = \"orders\"\npublish_root = \"{publish_root}\"\ntable_format = \"delta\"\n{}",
+        schema()
+    ))
+}
+
+fn run(product: &Product, input: &Path, s3: bool) -> Ran {
+    let mut cmd = product.cmd(&["run", input.to_str().unwrap(), "--json"]);
+    if s3 {
+        s3_env(&mut cmd);
+    }
+    cmd.output().unwrap().into()
+}
+
+const DAY: [&str; 5] = [
+    r#"{"event_id":"e1","order_id":101,"status":"PENDING","updated_at":"2024-03-01T10:00:00Z"}"#,
+    r#"{"event_id":"e2","order_id":102,"status":"PAID","updated_at":"2024-03-01T10:05:00Z"}"#,
+    r#"{"event_id":"e3","order_id":101,"status":"PAID","updated_at":"2024-03-01T10:15:00Z"}"#,
+    r#"{"event_id":"e4","order_id":103,"status":"PENDING","updated_at":"2024-03-01T10:20:00Z"}"#,
+    r#"{"event_id":"e5","order_id":102,"status":"SHIPPED","updated_at":"2024-03-01T11:00:00Z"}"#,
+];
+
+fn statuses(rows: &[BTreeMap<String, String>]) -> Vec<(String, String)> {
+    rows.iter()
+        .map(|r| (r["order_id"].clone(), r["status"].clone()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Every output a landing produced, for the secret check: stdout, stderr, the run log,
+/// the state root's files.
+fn everything(product: &Product, outputs: &[&Ran]) -> String {
+    let mut all = String::new();
+    for ran in outputs {
+        all.push_str(&ran.stdout);
+        all.push_str(&ran.stderr);
+    }
+    for root in [&product.state, &product.quarantine] {
+        for (_, bytes) in kit::tree(root) {
+            all.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    all
+}
+
+/// The scenario of §12 on one table: first landing creates it, a rerun skips, a breach
+/// refuses with the table untouched, a restatement replaces the date in one commit.
+fn lands_skips_refuses_and_replaces(product: &Product, root: &Root, s3: bool) {
+    let first = product.input("01-day.jsonl", &DAY);
+    let ran = run(product, &first, s3);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.json()["action"], "published");
+    let rows = root.rows();
+    assert_eq!(rows.keys().collect::<Vec<_>>(), ["2024-03-01"]);
+    assert_eq!(
+        statuses(&rows["2024-03-01"]),
+        pairs(&[("101", "PAID"), ("102", "SHIPPED"), ("103", "PENDING")])
+    );
+    let commits = root.commits();
+    assert_eq!(commits.len(), 1, "one landing, one commit");
+    let info = commits[0]
+        .iter()
+        .find_map(|a| a.get("commitInfo"))
+        .expect("a commitInfo");
+    assert_eq!(info["operationParameters"]["product"], "orders");
+    assert_eq!(info["operationParameters"]["inputName"], "01-day.jsonl");
+    let sha = ran.json()["input_sha256"].as_str().unwrap().to_owned();
+    assert_eq!(info["operationParameters"]["inputSha256"], sha.as_str());
+    assert_eq!(info["operationMetrics"]["acceptedRows"], "5");
+    assert!(
+        commits[0]
+            .iter()
+            .any(|a| a["metaData"]["partitionColumns"] == serde_json::json!(["event_date"])),
+        "partitioned by event_date: {commits:?}"
+    );
+    let live = root.live_files();
+    assert!(
+        live.iter()
+            .all(|p| p.starts_with("event_date=2024-03-01/part-") && p.ends_with("-00000.parquet")),
+        "{live:?}"
+    );
+    let checkpoint = product.checkpoint("01-day.jsonl").unwrap();
+    assert_eq!(checkpoint["table_version"], 0);
+
+    // §5.4 / §12.5: the same bytes again, the version still holding its files: a skip.
+    let again = run(product, &first, s3);
+    assert_eq!(again.code, 0);
+    assert_eq!(again.json()["action"], "skipped");
+    assert_eq!(root.commits().len(), 1, "a skip commits nothing");
+
+    // A breach: refused, the table's version and files as they were.
+    let objects = root.objects();
+    let mut leaky: Vec<String> = DAY.iter().map(|l| l.to_string()).collect();
+    leaky[2] = leaky[2].replace("\"status\"", "\"email\":\"a@example.com\",\"status\"");
+    let leaky: Vec<&str> = leaky.iter().map(String::as_str).collect();
+    let refused = run(product, &product.input("02-leaky.jsonl", &leaky), s3);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert_eq!(
+        root.objects(),
+        objects,
+        "a refusal writes nothing to the table"
+    );
+
+    // A restatement of the date: one commit removes every old file and adds the new one.
+    let restated = [
+        r#"{"event_id":"f1","order_id":101,"status":"DELIVERED","updated_at":"2024-03-01T12:00:00Z"}"#,
+        r#"{"event_id":"f2","order_id":102,"status":"DELIVERED","updated_at":"2024-03-01T12:05:00Z"}"#,
+        r#"{"event_id":"f3","order_id":103,"status":"CANCELLED","updated_at":"2024-03-01T12:10:00Z"}"#,
+        r#"{"event_id":"f4","order_id":104,"status":"PAID","updated_at":"2024-03-01T12:20:00Z"}"#,
+    ];
+    let ran = run(product, &product.input("03-restated.jsonl", &restated), s3);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let commits = root.commits();
+    assert_eq!(commits.len(), 2);
+    let removed: BTreeSet<String> = commits[1]
+        .iter()
+        .filter_map(|a| a["remove"]["path"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(removed, live, "every file of the replaced date removed");
+    assert_eq!(
+        statuses(&root.rows()["2024-03-01"]),
+        pairs(&[
+            ("101", "DELIVERED"),
+            ("102", "DELIVERED"),
+            ("103", "CANCELLED"),
+            ("104", "PAID")
+        ])
+    );
+    // The replaced files stay in storage for restore and readers of the old version.
+    for path in &live {
+        assert!(root.get(path).is_some(), "{path} kept");
+    }
+    assert_eq!(
+        product.checkpoint("03-restated.jsonl").unwrap()["table_version"],
+        1
+    );
+    // The first input is no longer what the version holds: it lands again.
+    let back = run(product, &first, s3);
+    assert_eq!(back.json()["action"], "published", "{}", back.stderr);
+    assert_eq!(root.commits().len(), 3);
+    assert!(
+        !everything(product, &[&ran, &refused, &again, &back]).contains(SECRET),
+        "no secret in any output"
+    );
+}
+
+#[test]
+fn a_local_delta_table_lands_skips_refuses_and_replaces() {
+    let product = delta_product("lake/orders");
+    let root = Root::local(&product.path().join("lake/orders"));
+    lands_skips_refuses_and_replaces(&product, &root, false);
+}
+
+#[test]
+fn a_delta_table_on_s3_lands_skips_refuses_and_replaces() {
+    let prefix = format!("t-{}", std::process::id());
+    let product = delta_product(&format!("s3://wharf/{prefix}/orders"));
+    let root = Root::s3(&format!("{prefix}/orders"));
+    lands_skips_refuses_and_replaces(&product, &root, true);
+}
+
+#[test]
+fn the_s3_server_creates_an_object_only_if_absent() {
+    // The commit's conditional put: a second create of the same key is refused (412).
+    let store = bucket();
+    let runtime = runtime();
+    let path = StorePath::from(format!("cas-{}/00.json", std::process::id()));
+    let create = || {
+        runtime.block_on(store.put_opts(
+            &path,
+            PutPayload::from_static(b"{}"),
+            PutMode::Create.into(),
+        ))
+    };
+    create().unwrap();
+    let second = create().expect_err("the key exists");
+    assert!(
+        matches!(second, object_store::Error::AlreadyExists { .. }),
+        "{second}"
+    );
+}
+
+#[test]
+fn unreachable_or_refused_s3_exits_1_naming_the_url_and_no_secret() {
+    let cases = [
+        ("wrong secret", "wharf", endpoint(), "not-the-secret-0000"),
+        ("missing bucket", "no-such-bucket", endpoint(), SECRET),
+        (
+            "unreachable",
+            "wharf",
+            "http://127.0.0.1:9".to_owned(),
+            SECRET,
+        ),
+    ];
+    for (what, bucket, endpoint, secret) in cases {
+        let url = format!("s3://{bucket}/refused/orders");
+        let product = delta_product(&url);
+        let input = product.input("01-day.jsonl", &DAY);
+        let mut cmd = product.cmd(&["run", input.to_str().unwrap()]);
+        s3_env(&mut cmd)
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_SECRET_ACCESS_KEY", secret)
+            // An unreachable endpoint fails after the store's retries; keep them short.
+            .env("AWS_RETRY_TIMEOUT", "2s")
+            .env("AWS_MAX_RETRIES", "1");
+        let ran: Ran = cmd.output().unwrap().into();
+        assert_eq!(ran.code, 1, "{what}: {}", ran.stderr);
+        assert!(ran.stderr.contains(&url), "{what}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains("AWS_SECRET_ACCESS_KEY"),
+            "{what}: names what to set: {}",
+            ran.stderr
+        );
+        let all = everything(&product, &[&ran]);
+        assert!(!all.contains(secret), "{what}: the secret leaked: {all}");
+        assert!(product.checkpoint("01-day.jsonl").is_none(), "{what}");
+    }
+}
+
+#[test]
+fn an_s3_root_needs_table_format_delta() {
+    let product = Product::with_config(&format!(
+        "product = \"orders\"\npublish_root = \"s3://wharf/x/orders\"\n{}",
+        schema()
+    ));
+    let input = product.input("01-day.jsonl", &DAY);
+    let ran = run(&product, &input, true);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("table_format = \"delta\""),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn two_writers_racing_for_one_date_leave_one_of_them() {
+    // Two machines (state roots of their own) landing the same date into one S3 table.
+    let prefix = format!("race-{}/orders", std::process::id());
+    let url = format!("s3://wharf/{prefix}");
+    let a = delta_product(&url);
+    let b = delta_product(&url);
+    let root = Root::s3(&prefix);
+    // The table exists first, so both plan against the same version.
+    assert_eq!(run(&a, &a.input("00-seed.jsonl", &DAY[..1]), true).code, 0);
+    let mut outcomes = BTreeMap::new();
+    for round in 0..4 {
+        let line_a = DAY[1].replace("PAID", &format!("A{round}"));
+        let line_b = DAY[1].replace("PAID", &format!("B{round}"));
+        let input_a = a.input(&format!("a{round}.jsonl"), &[&line_a]);
+        let input_b = b.input(&format!("b{round}.jsonl"), &[&line_b]);
+        let mut cmd_a = a.cmd(&["run", input_a.to_str().unwrap(), "--allow-shrink"]);
+        let mut cmd_b = b.cmd(&["run", input_b.to_str().unwrap(), "--allow-shrink"]);
+        let child_a = s3_env(&mut cmd_a).spawn().unwrap();
+        let child_b = s3_env(&mut cmd_b).spawn().unwrap();
+        let code_a = child_a.wait_with_output().unwrap().status.code().unwrap();
+        let code_b = child_b.wait_with_output().unwrap().status.code().unwrap();
+        for code in [code_a, code_b] {
+            assert!(code == 0 || code == 4, "round {round}: exit {code}");
+            *outcomes.entry(code).or_insert(0) += 1;
+        }
+        assert!(code_a == 0 || code_b == 0, "round {round}: one lands");
+        let rows = root.rows();
+        let status = statuses(&rows["2024-03-01"]);
+        assert!(
+            status == pairs(&[("102", &format!("A{round}"))])
+                || status == pairs(&[("102", &format!("B{round}"))]),
+            "round {round}: the table is one of the two: {status:?}"
+        );
+    }
+    eprintln!("race outcomes (exit code: count): {outcomes:?}");
+}
