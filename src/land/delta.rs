@@ -43,6 +43,9 @@ pub const PART_BYTES: usize = 8 << 20;
 /// The partition column, as in the hive layout.
 const PARTITION: &str = "event_date";
 
+/// A scan file as listed: path, partition values, size, rows.
+type Listed = (String, HashMap<String, String>, u64, Option<u64>);
+
 /// One data file of the table's current version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableFile {
@@ -184,7 +187,7 @@ impl Table {
             .scan_builder()
             .build()
             .map_err(|e| self.error("list the table's files", e))?;
-        let mut found: Vec<(String, HashMap<String, String>, u64, Option<u64>)> = Vec::new();
+        let mut found: Vec<Listed> = Vec::new();
         let metadata = scan
             .scan_metadata(self.engine.as_ref())
             .map_err(|e| self.error("list the table's files", e))?;
@@ -373,12 +376,11 @@ impl Table {
                     .any_ref()
                     .downcast_ref::<ArrowEngineData>()
                     .ok_or_else(|| Error::internal("scan rows are not Arrow"))?;
-                let column = arrow
+                arrow
                     .record_batch()
                     .column_by_name("path")
                     .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
-                    .ok_or_else(|| Error::internal("scan rows have no path column"))?;
-                column
+                    .ok_or_else(|| Error::internal("scan rows have no path column"))?
             };
             let selection: Vec<bool> = (0..paths.len())
                 .map(|i| {
@@ -395,7 +397,7 @@ impl Table {
     /// Writes a Delta checkpoint of `version` when it falls on the config's interval, so
     /// loading the table stays fast after thousands of landings.
     pub fn checkpoint_if_due(&self, config: &Config, version: u64) -> Result<bool> {
-        if version == 0 || version % config.delta_checkpoint_interval != 0 {
+        if version == 0 || !version.is_multiple_of(config.delta_checkpoint_interval) {
             return Ok(false);
         }
         let snapshot = Snapshot::builder_for(self.url.as_str())

@@ -107,6 +107,7 @@ fn first_frame(dir: &Path) {
             publish_root: config.publish_root.display().to_string(),
             published_at: "2024-03-01T00:00:00Z".into(),
             tool_version: "0.1.0".into(),
+            table_version: None,
         };
         wharf::store::state::write_checkpoint(&config, &checkpoint).expect("checkpoint");
     }
