@@ -621,6 +621,52 @@ seq        = { type = "int" }
     }
 
     #[test]
+    fn publish_root_may_be_a_delta_table_on_s3_or_a_local_path() {
+        let s3 = parse(
+            "product = \"o\"\npublish_root = \"s3://b/lake/o\"\ntable_format = \"delta\"",
+            SCHEMA,
+        )
+        .unwrap();
+        assert_eq!(s3.table_format, TableFormat::Delta);
+        assert_eq!(s3.table_url.as_deref(), Some("s3://b/lake/o/"));
+        assert_eq!(s3.delta_checkpoint_interval, 10);
+        let local = parse("product = \"o\"\ntable_format = \"delta\"", SCHEMA).unwrap();
+        assert_eq!(local.table_url.as_deref(), Some("file:///cfg/lake/o/"));
+        let hive = parse("product = \"o\"", SCHEMA).unwrap();
+        assert_eq!(
+            (hive.table_format, hive.table_url),
+            (TableFormat::Hive, None)
+        );
+        for (head, wanted) in [
+            (
+                "publish_root = \"s3://b/lake/o\"",
+                "table_format = \"delta\"",
+            ),
+            (
+                "publish_root = \"s3://b\"\ntable_format = \"delta\"",
+                "s3://bucket/prefix",
+            ),
+            ("table_format = \"iceberg\"", "not a format"),
+            ("state_root = \"s3://b/state\"", "must be a local path"),
+            (
+                "publish_root = \"gs://b/o\"\ntable_format = \"delta\"",
+                "only local paths",
+            ),
+            (
+                "table_format = \"delta\"\nwrite_mode = \"merge\"",
+                "not supported yet",
+            ),
+            (
+                "table_format = \"delta\"\ndelta_checkpoint_interval = 0",
+                "delta_checkpoint_interval",
+            ),
+        ] {
+            let text = message(&format!("product = \"o\"\n{head}"), SCHEMA);
+            assert!(text.contains(wanted), "{head}: {text}");
+        }
+    }
+
+    #[test]
     fn caps_must_be_positive() {
         for (head, field) in [
             ("max_dates = 0", "max_dates"),

@@ -113,10 +113,10 @@ pub fn publish(
     plan: &Plan,
     mut manifest: Manifest,
     found: &Found,
-    generation: &str,
     now: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<u64> {
+    let generation = super::generation_id(now, plan);
     clean_pending(config, found)?;
     let staging = staging_dir(config);
     folder::remove_dir_all(&staging)?;

@@ -36,15 +36,15 @@ use crate::config::Config;
 use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
 
-/// A file of the table's current version: path, partition values, size, rows.
-type ScannedFile = (String, HashMap<String, String>, u64, Option<u64>);
-
 /// Files above this size are uploaded in parts of this size (S3's multipart minimum is
 /// 5 MiB); the buffer in flight is bounded by a few parts.
 pub const PART_BYTES: usize = 8 << 20;
 
 /// The partition column, as in the hive layout.
 const PARTITION: &str = "event_date";
+
+/// A scan file as listed: path, partition values, size, rows.
+type Listed = (String, HashMap<String, String>, u64, Option<u64>);
 
 /// One data file of the table's current version.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl Table {
             .scan_builder()
             .build()
             .map_err(|e| self.error("list the table's files", e))?;
-        let mut found: Vec<ScannedFile> = Vec::new();
+        let mut found: Vec<Listed> = Vec::new();
         let metadata = scan
             .scan_metadata(self.engine.as_ref())
             .map_err(|e| self.error("list the table's files", e))?;

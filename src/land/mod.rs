@@ -132,17 +132,8 @@ pub fn run(
                 }
                 Some(found) => {
                     // §12: one commit, then the manifest and the checkpoint naming it.
-                    let generation = generation_id(&now, &plan);
-                    let version = commit::publish(
-                        config,
-                        engine,
-                        &plan,
-                        manifest,
-                        found,
-                        &generation,
-                        &now,
-                        progress,
-                    )?;
+                    let version =
+                        commit::publish(config, engine, &plan, manifest, found, &now, progress)?;
                     let mut written = checkpoint(config, &plan, &now);
                     written.table_version = Some(version);
                     state::write_checkpoint(config, &written)?;
@@ -257,7 +248,7 @@ fn publish(
 }
 
 /// A landing's generation: its time and input, sortable and unique per input.
-fn generation_id(now: &str, plan: &Plan) -> String {
+pub(crate) fn generation_id(now: &str, plan: &Plan) -> String {
     format!(
         "{}-{}",
         now.replace([':', '-'], ""),
