@@ -45,3 +45,33 @@ fn an_unreachable_server_is_an_engine_error_naming_it() {
     assert!(message.contains("rerun"), "{message}");
     assert_eq!(error.exit_code(), 1);
 }
+
+#[test]
+fn a_result_the_server_cuts_at_its_stream_deadline_arrives_whole() {
+    use wharf::engine::spark::session::Session;
+    let _server = engines::server();
+    let session = Session::connect(&engines::remote()).unwrap();
+    // The suite's server ends a result stream after 1 s (tests/spark/server.sh,
+    // WHARF_SPARK_STREAM_DURATION): against Spark's default of 2 minutes this proves nothing.
+    let deadline = session
+        .spark()
+        .conf()
+        .get("spark.connect.execute.reattachable.senderMaxStreamDuration")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(
+        ["1s", "1000ms"].contains(&deadline.as_str()),
+        "run the Spark suite against a server started with WHARF_SPARK_STREAM_DURATION=1s \
+         (tests/run does), not {deadline:?}"
+    );
+    // Each of the three rows takes a second to exist: the first stream ends before any
+    // row, and the client must reattach (twice or more) to receive all three.
+    let rows = session
+        .rows(
+            "SELECT id, reflect('java.lang.Thread', 'sleep', CAST(1000 AS BIGINT)) AS slept \
+             FROM range(0, 3, 1, 1)",
+            "run a query slower than the stream deadline",
+        )
+        .unwrap();
+    assert_eq!(rows.len(), 3, "every row, not a stream cut at its deadline");
+}

@@ -23,13 +23,17 @@
 #                                  tests/spark/.venv is made with pip's pyspark[connect] 4.0
 #   JAVA_HOME                      the Java 17+ to run (default: java on PATH)
 #   SPARK_DRIVER_MEMORY=1g         the server's heap (spark-submit reads it)
+#   WHARF_SPARK_STREAM_DURATION=2m the longest a result stream runs before the server
+#                                  ends it and the client must reattach (Spark's
+#                                  spark.connect.execute.reattachable.senderMaxStreamDuration);
+#                                  the suite sets it short so every long query reattaches
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$here/.venv"
 
-usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 fail() { echo "server.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -126,6 +130,7 @@ start() {
     exec setsid "$spark_home/bin/spark-submit" --master 'local[2]' \
       --conf spark.connect.grpc.binding.address=127.0.0.1 \
       --conf "spark.connect.grpc.binding.port=$port" \
+      --conf "spark.connect.execute.reattachable.senderMaxStreamDuration=${WHARF_SPARK_STREAM_DURATION:-2m}" \
       --class org.apache.spark.sql.connect.service.SparkConnectServer spark-internal \
       </dev/null >>"$log" 2>&1
   ) &
