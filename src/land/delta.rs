@@ -29,6 +29,7 @@ use delta_kernel::transaction::data_layout::DataLayout;
 use delta_kernel::transaction::{CommitResult, UpdateTableOperation};
 use delta_kernel::{Engine, EngineData, FilteredEngineData, Snapshot, SnapshotRef};
 use delta_kernel_default_engine::DefaultEngineBuilder;
+use delta_kernel_default_engine::executor::tokio::TokioMultiThreadExecutor;
 use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
 
@@ -62,6 +63,15 @@ pub struct NewFile<'a> {
     pub path: String,
     pub date: Date,
     pub rows: u64,
+}
+
+/// A file a commit adds: uploaded by this landing, or a removed generation's (restore).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddFile {
+    pub path: String,
+    pub date: Date,
+    pub rows: u64,
+    pub size: u64,
 }
 
 /// What a commit says of the landing, for `commitInfo`.
@@ -110,7 +120,14 @@ impl Table {
             }
         };
         let store = build()?;
-        let engine = DefaultEngineBuilder::new(build()?).build();
+        // The multi-threaded executor: writing a checkpoint pulls the log replay from
+        // inside the write task, which deadlocks the default one-thread executor (the
+        // kernel's `Snapshot::checkpoint` asks for it; met at the tenth commit).
+        let executor = TokioMultiThreadExecutor::new_owned_runtime(Some(2), None)
+            .map_err(|e| fail(format!("cannot start the table's I/O runtime: {e}")))?;
+        let engine = DefaultEngineBuilder::new(build()?)
+            .with_task_executor(Arc::new(executor))
+            .build();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -297,7 +314,7 @@ impl Table {
         config: &Config,
         snapshot: Option<&SnapshotRef>,
         remove: &BTreeSet<String>,
-        add: &[(NewFile, u64)],
+        add: &[AddFile],
         note: &CommitNote,
     ) -> Result<u64> {
         let engine = self.engine.as_ref();
@@ -462,16 +479,16 @@ pub fn table_schema(config: &Config) -> Result<StructType> {
     })
 }
 
-/// The `add` rows of `files` (each with its uploaded size), as the kernel's
-/// `add_files_schema` wants them: path, partition values, size, time, stats.
-fn add_files(files: &[(NewFile, u64)], now_ms: i64) -> Result<Box<dyn EngineData>> {
+/// The `add` rows of `files`, as the kernel's `add_files_schema` wants them: path,
+/// partition values, size, time, stats.
+fn add_files(files: &[AddFile], now_ms: i64) -> Result<Box<dyn EngineData>> {
     let names = MapFieldNames {
         entry: "key_value".to_owned(),
         key: "key".to_owned(),
         value: "value".to_owned(),
     };
     let mut partitions = MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new());
-    for (file, _) in files {
+    for file in files {
         partitions.keys().append_value(PARTITION);
         partitions.values().append_value(file.date.to_string());
         partitions
@@ -479,14 +496,14 @@ fn add_files(files: &[(NewFile, u64)], now_ms: i64) -> Result<Box<dyn EngineData
             .map_err(|e| Error::internal(format!("add rows: {e}")))?;
     }
     let path: ArrayRef = Arc::new(StringArray::from_iter_values(
-        files.iter().map(|(f, _)| f.path.as_str()),
+        files.iter().map(|f| f.path.as_str()),
     ));
     let size: ArrayRef = Arc::new(Int64Array::from_iter_values(
-        files.iter().map(|(_, s)| *s as i64),
+        files.iter().map(|f| f.size as i64),
     ));
     let time: ArrayRef = Arc::new(Int64Array::from_iter_values(files.iter().map(|_| now_ms)));
     let rows: ArrayRef = Arc::new(Int64Array::from_iter_values(
-        files.iter().map(|(f, _)| f.rows as i64),
+        files.iter().map(|f| f.rows as i64),
     ));
     let stats = StructArray::from(vec![(
         Arc::new(ArrowField::new("numRecords", ArrowType::Int64, true)),
