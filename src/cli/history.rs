@@ -25,8 +25,12 @@ pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> 
             } else {
                 record.counts.keys.to_string()
             };
+            // A Delta landing names the table version it committed.
+            let version = record
+                .table_version
+                .map_or(String::new(), |v| format!("  table version {v}"));
             emit(&format!(
-                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms",
+                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{version}",
                 record.time,
                 record.action,
                 record.reason.as_deref().unwrap_or("-"),

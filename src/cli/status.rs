@@ -1,14 +1,31 @@
 //! `wharf status`: every published date, its owner and rows.
 
 use super::{emit, report::inert};
-use crate::config::Config;
+use crate::config::{Config, TableFormat};
 use crate::error::Result;
 use crate::exit;
+use crate::land::commit;
 use crate::store::state;
 
 pub fn status(config: &Config, json: bool) -> Result<u8> {
     let manifest = state::read_manifest(config)?;
-    let published = state::published(config, None, &manifest)?;
+    // A Delta table's dates are its current version's, read from its log.
+    let (published, table) = match config.table_format {
+        TableFormat::Hive => (state::published(config, None, &manifest)?, None),
+        TableFormat::Delta => {
+            let found = commit::find(config)?;
+            let version = found.snapshot.as_ref().map(|s| s.version());
+            let url = found.table.url().to_owned();
+            (
+                commit::published(&found, None, &manifest),
+                Some((url, version)),
+            )
+        }
+    };
+    let format = match config.table_format {
+        TableFormat::Hive => "hive",
+        TableFormat::Delta => "delta",
+    };
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -24,15 +41,35 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                 })
             })
             .collect();
-        let object = serde_json::json!({ "product": config.product, "publish_root": config.publish_root, "dates": dates });
+        let (url, version) = table.clone().unzip();
+        let object = serde_json::json!({
+            "product": config.product,
+            "publish_root": url.unwrap_or_else(|| config.publish_root.display().to_string()),
+            "table_format": format,
+            "table_version": version.flatten(),
+            "dates": dates,
+        });
         emit(&object.to_string())?;
         return Ok(exit::SUCCESS);
     }
+    if let Some((url, version)) = &table {
+        let version = version.map_or("no commit yet".to_owned(), |v| format!("version {v}"));
+        emit(&format!(
+            "{}: Delta table {} ({version})",
+            config.product,
+            inert(url)
+        ))?;
+    }
     if published.dates.is_empty() {
+        let root = table
+            .as_ref()
+            .map_or(config.publish_root.display().to_string(), |(url, _)| {
+                url.clone()
+            });
         emit(&format!(
             "{}: nothing published under {}",
             config.product,
-            config.publish_root.display()
+            inert(&root)
         ))?;
     }
     for (date, p) in &published.dates {

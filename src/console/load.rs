@@ -4,9 +4,9 @@
 
 use super::app::PartitionRow;
 use super::msg::Snapshot;
-use crate::config::Config;
+use crate::config::{Config, TableFormat};
 use crate::inbox;
-use crate::land::{quarantine, runlog, trash};
+use crate::land::{commit, delta_trash, quarantine, runlog, trash};
 use crate::store::state;
 
 /// How many of the newest runs the History view lists: the run log grows without bound
@@ -40,11 +40,48 @@ pub fn snapshot(config: &Config) -> Snapshot {
         }
         Err(e) => out.problems.push(e.to_string()),
     }
-    match partitions(config) {
-        Ok(rows) => out.partitions = rows,
+    let read = match config.table_format {
+        TableFormat::Hive => partitions(config).map(|rows| (rows, None)),
+        TableFormat::Delta => table_partitions(config).map(|(rows, table)| (rows, Some(table))),
+    };
+    match read {
+        Ok((rows, table)) => {
+            out.partitions = rows;
+            out.table = table;
+        }
         Err(e) => out.problems.push(e.to_string()),
     }
     out
+}
+
+/// [`partitions`] of a Delta table: its current version's dates and its trash.
+fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, (String, Option<u64>))> {
+    let manifest = state::read_manifest(config)?;
+    let found = commit::find(config)?;
+    let published = commit::published(&found, None, &manifest);
+    let trash = delta_trash::read(config, &found)?;
+    let mut rows = Vec::with_capacity(published.dates.len());
+    for (date, now) in published.dates {
+        let key = date.to_string();
+        let entry = manifest.dates.get(&key);
+        let kept = trash.dates.get(&key).map(Vec::as_slice).unwrap_or_default();
+        rows.push(PartitionRow {
+            date: key.clone(),
+            rows: now.rows,
+            owner: now.owner.as_ref().map(|o| o.input_name.clone()),
+            owner_sha256: now.owner.map(|o| o.input_sha256),
+            published_at: entry.map(|e| e.published_at.clone()),
+            previous: kept.last().map(|g| trash::Generation {
+                event_date: key.clone(),
+                owner: g.owner.clone(),
+                rows: g.rows,
+                replaced_at: g.replaced_at.clone(),
+            }),
+            generations: kept.len(),
+        });
+    }
+    let version = found.snapshot.as_ref().map(|s| s.version());
+    Ok((rows, (found.table.url().to_owned(), version)))
 }
 
 /// Every published date with its owner and its newest trash generation.

@@ -208,6 +208,8 @@ pub struct Snapshot {
     /// Oldest first, as in the file.
     pub runs: Vec<RunRecord>,
     pub partitions: Vec<PartitionRow>,
+    /// A Delta publish root: its URL and current version.
+    pub table: Option<(String, Option<u64>)>,
     /// Problems reading parts of the state (shown, not fatal).
     pub problems: Vec<String>,
 }

@@ -17,7 +17,8 @@ use delta_kernel::SnapshotRef;
 use crate::config::Config;
 use crate::engine::{Engine, Progress, Staged};
 use crate::error::{Error, Result};
-use crate::land::delta::{self, CommitNote, NewFile, Table, TableFile};
+use crate::land::delta::{self, AddFile, CommitNote, NewFile, Table, TableFile};
+use crate::land::delta_trash;
 use crate::land::folder;
 use crate::plan::{Manifest, Owner, PartitionEntry, Plan, Published, PublishedDate};
 use crate::store::{atomic, failpoint, state};
@@ -154,7 +155,12 @@ pub fn publish(
     for file in new_files {
         progress(Progress::Swapping { date: file.date });
         let size = found.table.upload(&file)?;
-        uploaded.push((file, size));
+        uploaded.push(AddFile {
+            path: file.path,
+            date: file.date,
+            rows: file.rows,
+            size,
+        });
     }
     failpoint::hit("after_upload");
 
@@ -179,6 +185,11 @@ pub fn publish(
             ("numRemovedFiles", remove.len() as u64),
         ],
     };
+    // §12.6: the replaced generations enter the trash before the commit removes them.
+    let mut trash = delta_trash::read(config, found)?;
+    delta_trash::keep(&mut trash, found, &manifest, touched.iter().copied(), now);
+    delta_trash::write(config, &trash)?;
+    failpoint::hit("after_trash");
     let committed = found
         .table
         .commit(config, found.snapshot.as_ref(), &remove, &uploaded, &note);
@@ -201,7 +212,7 @@ pub fn publish(
     let _ = found.table.checkpoint_if_due(config, version);
 
     let mut by_date: BTreeMap<crate::contract::Date, Vec<String>> = BTreeMap::new();
-    for (file, _) in &uploaded {
+    for file in &uploaded {
         by_date
             .entry(file.date)
             .or_default()
@@ -230,5 +241,15 @@ pub fn publish(
     }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");
+    let live: BTreeSet<String> = found
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .filter(|p| !remove.contains(p))
+        .chain(uploaded.iter().map(|f| f.path.clone()))
+        .collect();
+    // The vacuum is housekeeping, like the checkpoint: the commit stands whatever it does,
+    // and a failure leaves unreferenced files, never a record naming deleted ones.
+    let _ = delta_trash::settle(config, found, &mut trash, &live);
     Ok(version)
 }

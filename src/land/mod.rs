@@ -8,6 +8,7 @@
 
 pub mod commit;
 pub mod delta;
+pub mod delta_trash;
 mod folder;
 pub mod lock;
 pub mod preview;

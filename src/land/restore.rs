@@ -3,12 +3,19 @@
 //! the trash first (so a restore can be undone by another restore, and a failed one loses
 //! nothing), and the manifest names the restored generation's owner, so the next rerun of
 //! either input does the right thing (§5.4).
+//!
+//! On a Delta table (§12.6) a restore is one commit: it removes the date's current files
+//! and re-adds those of its newest removed generation, which stayed in the table's storage
+//! ([`crate::land::delta_trash`]).
 
-use crate::config::Config;
+use std::collections::BTreeSet;
+
+use crate::config::{Config, TableFormat};
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::{lock, runlog, swap, timestamp_now, trash};
-use crate::plan::{Counts, PartitionEntry};
+use crate::land::delta::{AddFile, CommitNote};
+use crate::land::{commit, delta_trash, lock, runlog, swap, timestamp_now, trash};
+use crate::plan::{Counts, Owner, PartitionEntry};
 use crate::store::{atomic, parquet_files, state};
 
 /// What a restore brought back.
@@ -23,6 +30,9 @@ pub struct Restored {
 pub fn restore(config: &Config, date: Date) -> Result<Restored> {
     let started = std::time::Instant::now();
     let _lock = lock::acquire(config)?;
+    if config.table_format == TableFormat::Delta {
+        return restore_delta(config, date, started);
+    }
     let generations = trash::generations(config, date)?;
     let Some(newest) = generations.last() else {
         return Err(Error::Usage(format!(
@@ -85,6 +95,126 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
     }
     state::write_manifest(config, &manifest)?;
     let owner = record.owner.map(|o| o.input_name);
+    log_restore(config, date, &owner, rows, now, started, None)?;
+    Ok(Restored { date, owner, rows })
+}
+
+/// §12.6: one commit removing `date`'s current files and re-adding its newest removed
+/// generation's; the generation it replaces enters the trash first, so a restore can be
+/// undone by another and a failed one loses nothing.
+fn restore_delta(config: &Config, date: Date, started: std::time::Instant) -> Result<Restored> {
+    let found = commit::find(config)?;
+    let mut manifest = state::read_manifest(config)?;
+    let mut trash = delta_trash::read(config, &found)?;
+    let key = date.to_string();
+    let Some(newest) = trash.dates.get(&key).and_then(|g| g.last()).cloned() else {
+        return Err(Error::Usage(format!(
+            "no earlier generation of {date} in the trash of {} ({}); nothing to restore",
+            found.table.url(),
+            config.state_root.join("delta-trash.json").display()
+        )));
+    };
+    let now = timestamp_now();
+    let remove: BTreeSet<String> = found
+        .files
+        .iter()
+        .filter(|f| f.date == date)
+        .map(|f| f.path.clone())
+        .collect();
+    delta_trash::keep(&mut trash, &found, &manifest, [date], &now);
+    delta_trash::write(config, &trash)?;
+    let add: Vec<AddFile> = newest
+        .files
+        .iter()
+        .map(|f| AddFile {
+            path: f.path.clone(),
+            date,
+            rows: f.rows,
+            size: f.size,
+        })
+        .collect();
+    let owner_name = newest.owner.as_ref().map(|o| o.input_name.as_str());
+    let note = CommitNote {
+        product: &config.product,
+        input_name: owner_name.unwrap_or(""),
+        input_sha256: newest
+            .owner
+            .as_ref()
+            .map_or("", |o| o.input_sha256.as_str()),
+        metrics: vec![
+            ("numAddedFiles", add.len() as u64),
+            ("numRemovedFiles", remove.len() as u64),
+        ],
+    };
+    let version = found
+        .table
+        .commit(config, found.snapshot.as_ref(), &remove, &add, &note)?;
+    let _ = found.table.checkpoint_if_due(config, version);
+    restore_entry(&mut manifest, &key, newest.owner.clone(), &add, &now);
+    state::write_manifest(config, &manifest)?;
+    // The restored generation is live now: it leaves the record.
+    if let Some(generations) = trash.dates.get_mut(&key) {
+        generations.retain(|g| g != &newest);
+    }
+    let live: BTreeSet<String> = found
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .filter(|p| !remove.contains(p))
+        .chain(add.iter().map(|f| f.path.clone()))
+        .collect();
+    let _ = delta_trash::settle(config, &found, &mut trash, &live); // housekeeping only
+    let owner = newest.owner.map(|o| o.input_name);
+    log_restore(
+        config,
+        date,
+        &owner,
+        newest.rows,
+        now,
+        started,
+        Some(version),
+    )?;
+    Ok(Restored {
+        date,
+        owner,
+        rows: newest.rows,
+    })
+}
+
+/// The manifest's entry for a restored Delta date: its owner and the files it re-added.
+fn restore_entry(
+    manifest: &mut crate::plan::Manifest,
+    key: &str,
+    owner: Option<Owner>,
+    add: &[AddFile],
+    now: &str,
+) {
+    match owner {
+        Some(owner) => {
+            let entry = PartitionEntry {
+                owner,
+                rows: add.iter().map(|f| f.rows).sum(),
+                files: add.len() as u64,
+                published_at: now.to_owned(),
+                table_files: add.iter().map(|f| f.path.clone()).collect(),
+            };
+            manifest.dates.insert(key.to_owned(), entry);
+        }
+        None => {
+            manifest.dates.remove(key);
+        }
+    }
+}
+
+fn log_restore(
+    config: &Config,
+    date: Date,
+    owner: &Option<String>,
+    rows: u64,
+    now: String,
+    started: std::time::Instant,
+    table_version: Option<u64>,
+) -> Result<()> {
     runlog::append(
         config,
         &runlog::RunRecord {
@@ -94,7 +224,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
             input_sha256: String::new(),
             action: "restored".into(),
             reason: None,
-            dates: vec![key],
+            dates: vec![date.to_string()],
             counts: Counts {
                 keys: rows,
                 ..Counts::default()
@@ -103,11 +233,10 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
             duration_ms: started.elapsed().as_millis() as u64,
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             swaps: Vec::new(),
-            // A restore renames published folders on this machine: no engine reads rows.
+            // A restore moves published files: no engine reads rows.
             engine: "local".to_owned(),
             engine_settings: Default::default(),
-            table_version: None,
+            table_version,
         },
-    )?;
-    Ok(Restored { date, owner, rows })
+    )
 }

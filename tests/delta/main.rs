@@ -134,8 +134,13 @@ impl Root {
 
     /// The files of the latest version: the commits replayed.
     fn live_files(&self) -> BTreeSet<String> {
+        self.live_files_at(usize::MAX - 1)
+    }
+
+    /// The files of version `version`: the commits up to it replayed.
+    fn live_files_at(&self, version: usize) -> BTreeSet<String> {
         let mut live = BTreeSet::new();
-        for commit in self.commits() {
+        for commit in self.commits().into_iter().take(version + 1) {
             for action in commit {
                 if let Some(path) = action["add"]["path"].as_str() {
                     live.insert(path.to_owned());
@@ -325,10 +330,112 @@ fn lands_skips_refuses_and_replaces(product: &Product, root: &Root, s3: bool) {
     let back = run(product, &first, s3);
     assert_eq!(back.json()["action"], "published", "{}", back.stderr);
     assert_eq!(root.commits().len(), 3);
+
+    // §12.6: restore is one commit re-adding the previous generation (the restatement's).
+    let restated_files = root.live_files_at(1);
+    let back_files = root.live_files();
+    let status = wharf(product, &["status", "--json"], s3);
+    assert_eq!(status.json()["table_format"], "delta");
+    assert_eq!(status.json()["table_version"], 2);
+    assert_eq!(status.json()["dates"][0]["owner"], "01-day.jsonl");
+    let restored = wharf(product, &["restore", "2024-03-01", "--yes", "--json"], s3);
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    let commits = root.commits();
+    assert_eq!(commits.len(), 4, "a restore is one commit");
+    assert_eq!(
+        root.live_files(),
+        restated_files,
+        "the restatement's own files, re-added"
+    );
+    assert_eq!(
+        statuses(&root.rows()["2024-03-01"]),
+        pairs(&[
+            ("101", "DELIVERED"),
+            ("102", "DELIVERED"),
+            ("103", "CANCELLED"),
+            ("104", "PAID")
+        ])
+    );
+    let status = wharf(product, &["status", "--json"], s3);
+    assert_eq!(status.json()["table_version"], 3);
+    assert_eq!(status.json()["dates"][0]["owner"], "03-restated.jsonl");
+    // The restatement owns the date again: its rerun is a skip.
+    let rerun = run(product, &product.input("03-restated.jsonl", &restated), s3);
+    assert_eq!(rerun.json()["action"], "skipped", "{}", rerun.stderr);
+    // A restore is undone by another: the generation it replaced comes back.
+    let undone = wharf(product, &["restore", "2024-03-01", "--yes"], s3);
+    assert_eq!(undone.code, 0, "{}", undone.stderr);
+    assert_eq!(root.live_files(), back_files);
+    let history = wharf(product, &["history"], s3);
     assert!(
-        !everything(product, &[&ran, &refused, &again, &back]).contains(SECRET),
+        history.stdout.contains("table version 4"),
+        "{}",
+        history.stdout
+    );
+    assert!(
+        !everything(
+            product,
+            &[&ran, &refused, &again, &back, &restored, &status]
+        )
+        .contains(SECRET),
         "no secret in any output"
     );
+}
+
+/// `wharf ARGS` against `product`, with the S3 environment when `s3`.
+fn wharf(product: &Product, args: &[&str], s3: bool) -> Ran {
+    let mut cmd = product.cmd(args);
+    if s3 {
+        s3_env(&mut cmd);
+    }
+    cmd.output().unwrap().into()
+}
+
+#[test]
+fn replaced_generations_beyond_keep_generations_are_deleted_and_the_rest_restorable() {
+    let product = Product::with_config(&format!(
+        "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"delta\"\n\
+         keep_generations = 1\n{}",
+        schema()
+    ));
+    let root = Root::local(&product.path().join("lake/orders"));
+    let mut generations = Vec::new();
+    for n in 0..3 {
+        let line = DAY[0].replace("PENDING", &format!("S{n}"));
+        let ran = run(
+            &product,
+            &product.input(&format!("{n:02}.jsonl"), &[&line]),
+            false,
+        );
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        generations.push(root.live_files());
+    }
+    let objects = root.objects();
+    // The newest removed generation (the second landing's) stays; the first is deleted.
+    for path in &generations[1] {
+        assert!(objects.contains(path), "{path} kept for restore");
+    }
+    for path in &generations[0] {
+        assert!(!objects.contains(path), "{path} vacuumed");
+    }
+    let restored = wharf(&product, &["restore", "2024-03-01", "--yes"], false);
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    assert_eq!(root.live_files(), generations[1]);
+    assert_eq!(
+        statuses(&root.rows()["2024-03-01"]),
+        pairs(&[("101", "S1")])
+    );
+    // The restore put the third landing's generation in the trash: a second one brings
+    // it back.
+    let again = wharf(&product, &["restore", "2024-03-01", "--yes"], false);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(root.live_files(), generations[2]);
+    // A date with no removed generation: a usage error naming the trash, no commit.
+    let commits = root.commits().len();
+    let none = wharf(&product, &["restore", "2024-03-02", "--yes"], false);
+    assert_eq!(none.code, 2, "{}", none.stderr);
+    assert!(none.stderr.contains("delta-trash.json"), "{}", none.stderr);
+    assert_eq!(root.commits().len(), commits);
 }
 
 #[test]
@@ -456,4 +563,82 @@ fn two_writers_racing_for_one_date_leave_one_of_them() {
         );
     }
     eprintln!("race outcomes (exit code: count): {outcomes:?}");
+}
+
+/// Two dates of `keys` orders each, every status `status`.
+fn two_dates(keys: u64, status: &str) -> Vec<String> {
+    (0..keys * 2)
+        .map(|n| {
+            let day = 1 + n % 2;
+            format!(
+                r#"{{"event_id":"{status}{n}","order_id":{n},"status":"{status}","updated_at":"2024-03-0{day}T10:{:02}:00Z"}}"#,
+                n % 60
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_during_landings_on_s3_leaves_each_date_old_or_new_and_reruns_converge() {
+    // WHARF_KILLS=N asks for more; every kill is followed by a full rerun.
+    let kills: usize = std::env::var("WHARF_KILLS")
+        .ok()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(50);
+    let prefix = format!("kill-{}/orders", std::process::id());
+    let product = delta_product(&format!("s3://wharf/{prefix}"));
+    let root = Root::s3(&prefix);
+    let lines = |status: &str| two_dates(200, status);
+    let (a, b) = (lines("A"), lines("B"));
+    let input_a = product.input("a.jsonl", &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let input_b = product.input("b.jsonl", &b.iter().map(String::as_str).collect::<Vec<_>>());
+    let started = std::time::Instant::now();
+    assert_eq!(run(&product, &input_a, true).code, 0);
+    let duration = started.elapsed();
+    let rows_a = root.rows();
+    assert_eq!(run(&product, &input_b, true).code, 0);
+    let rows_b = root.rows();
+    assert_eq!(rows_a.len(), 2);
+    assert_ne!(rows_a, rows_b);
+
+    let mut rng = kit::Rng::new(0x5eed_de17a);
+    let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
+    for kill in 0..kills {
+        // Alternate the target, so every kill interrupts a landing that changes both dates.
+        let (input, target, other) = if kill % 2 == 0 {
+            (&input_a, &rows_a, &rows_b)
+        } else {
+            (&input_b, &rows_b, &rows_a)
+        };
+        let mut cmd = product.cmd(&["run", input.to_str().unwrap()]);
+        let mut child = s3_env(&mut cmd)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(duration.mul_f64(rng.unit() * 1.2));
+        let killed = child.try_wait().unwrap().is_none();
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        *outcomes
+            .entry(if killed { "killed" } else { "finished" })
+            .or_default() += 1;
+        let now = root.rows();
+        for date in ["2024-03-01", "2024-03-02"] {
+            let seen = now.get(date);
+            assert!(
+                seen == target.get(date) || seen == other.get(date),
+                "kill {kill}: {date} is neither whole old nor whole new"
+            );
+        }
+        let rerun = run(&product, input, true);
+        assert_eq!(rerun.code, 0, "kill {kill}: rerun: {}", rerun.stderr);
+        assert_eq!(&root.rows(), target, "kill {kill}: the rerun converges");
+    }
+    eprintln!("S3 kill loop: {outcomes:?} over {kills} runs");
+    // Most kills must land mid-run, or the loop proves little.
+    assert!(
+        outcomes.get("killed").copied().unwrap_or(0) >= kills / 4,
+        "{outcomes:?}"
+    );
 }

@@ -60,6 +60,7 @@ pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     let h = &mut app.history;
     h.runs = snapshot.runs.into_iter().rev().collect();
     h.partitions = snapshot.partitions;
+    h.table = snapshot.table;
     h.run_cursor = h.run_cursor.min(h.runs.len().saturating_sub(1));
     h.partition_cursor = h.partition_cursor.min(h.partitions.len().saturating_sub(1));
     if !snapshot.problems.is_empty() {

@@ -197,11 +197,19 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
     let cursor = (h.pane == HistoryPane::Runs).then_some(h.run_cursor);
     table(app, frame, inner, header, rows, cursor);
 
+    // A Delta root says which table and version the dates are of.
+    let delta = h.table.as_ref().map_or(String::new(), |(url, version)| {
+        let version = version.map_or("no commit yet".to_owned(), |v| format!("version {v}"));
+        format!(
+            "Delta {} {version} · ",
+            crate::console::sanitize::clean(url)
+        )
+    });
     let title = Line::from(vec![
         Span::styled(" Partitions ", t.title),
         Span::styled(
             format!(
-                "{} dates · r restores the previous generation ",
+                "{delta}{} dates · r restores the previous generation ",
                 h.partitions.len()
             ),
             t.muted,

@@ -1,0 +1,189 @@
+//! The trash of a Delta table (CONTRACT.md §12.6): the generations a landing or a restore
+//! removed from the table, per date, at `<state_root>/delta-trash.json`. Their files stay
+//! in the table's storage (a Delta `remove` deletes nothing), so `wharf restore DATE` is a
+//! commit that re-adds them; the newest `keep_generations` of each date are kept and the
+//! files of older ones are deleted (Wharf's own vacuum).
+//!
+//! The record is written *before* the commit that removes a generation, so a crash at any
+//! step leaves the generation in the table, in the record, or both. [`read`] drops the
+//! generations whose files the current version holds: a commit that failed, or a restore
+//! that brought one back, never leaves a second, live copy in the trash.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::contract::Date;
+use crate::error::{Error, Result};
+use crate::land::commit::Found;
+use crate::land::delta::TableFile;
+use crate::plan::{Manifest, Owner};
+use crate::store::{atomic, state};
+
+/// One data file of a removed generation, as a commit re-adds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptFile {
+    pub path: String,
+    pub rows: u64,
+    pub size: u64,
+}
+
+/// A generation a commit removed from one date.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    pub owner: Option<Owner>,
+    pub rows: u64,
+    pub files: Vec<KeptFile>,
+    pub replaced_at: String,
+}
+
+/// Every date's removed generations, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeltaTrash {
+    pub dates: BTreeMap<String, Vec<Kept>>,
+}
+
+fn path(config: &Config) -> PathBuf {
+    config.state_root.join("delta-trash.json")
+}
+
+/// The trash as recorded, less the generations the table's current version holds.
+pub fn read(config: &Config, found: &Found) -> Result<DeltaTrash> {
+    let path = path(config);
+    let mut trash: DeltaTrash = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::CorruptState {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => DeltaTrash::default(),
+        Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
+    };
+    let live: BTreeSet<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
+    for generations in trash.dates.values_mut() {
+        generations.retain(|g| !g.files.iter().any(|f| live.contains(f.path.as_str())));
+    }
+    trash.dates.retain(|_, g| !g.is_empty());
+    Ok(trash)
+}
+
+pub fn write(config: &Config, trash: &DeltaTrash) -> Result<()> {
+    atomic::write_atomic(
+        &path(config),
+        &state::pretty(trash, "the Delta trash")?,
+        0o644,
+    )
+}
+
+/// The current generation of `date`: its files in the table's current version, and its
+/// owner when the manifest's entry still names exactly those files (§12.5).
+pub fn current(found: &Found, manifest: &Manifest, date: Date, now: &str) -> Option<Kept> {
+    let files: Vec<&TableFile> = found.files.iter().filter(|f| f.date == date).collect();
+    if files.is_empty() {
+        return None;
+    }
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let owner = manifest
+        .dates
+        .get(&date.to_string())
+        .filter(|e| e.table_files == paths)
+        .map(|e| e.owner.clone());
+    Some(Kept {
+        owner,
+        rows: files.iter().map(|f| f.rows).sum(),
+        files: files
+            .iter()
+            .map(|f| KeptFile {
+                path: f.path.clone(),
+                rows: f.rows,
+                size: f.size,
+            })
+            .collect(),
+        replaced_at: now.to_owned(),
+    })
+}
+
+/// Puts the current generation of each of `dates` in the trash (before the commit that
+/// removes them).
+pub fn keep(
+    trash: &mut DeltaTrash,
+    found: &Found,
+    manifest: &Manifest,
+    dates: impl IntoIterator<Item = Date>,
+    now: &str,
+) {
+    for date in dates {
+        if let Some(kept) = current(found, manifest, date, now) {
+            trash.dates.entry(date.to_string()).or_default().push(kept);
+        }
+    }
+}
+
+/// Drops every date's generations beyond the newest `keep`; returns their files, for the
+/// caller to delete once the shortened record is written (a crash in between leaves
+/// unreferenced files, never a record naming deleted ones). A file `live` holds is never
+/// returned.
+pub fn prune(trash: &mut DeltaTrash, keep: usize, live: &BTreeSet<String>) -> Vec<String> {
+    let mut doomed = Vec::new();
+    for generations in trash.dates.values_mut() {
+        let extra = generations.len().saturating_sub(keep);
+        for old in generations.drain(..extra) {
+            doomed.extend(old.files.into_iter().map(|f| f.path));
+        }
+    }
+    let kept: BTreeSet<&str> = trash
+        .dates
+        .values()
+        .flatten()
+        .flat_map(|g| g.files.iter().map(|f| f.path.as_str()))
+        .collect();
+    doomed.retain(|p| !live.contains(p) && !kept.contains(p.as_str()));
+    doomed
+}
+
+/// After a commit: prunes, writes the record, then deletes the pruned files.
+pub fn settle(
+    config: &Config,
+    found: &Found,
+    trash: &mut DeltaTrash,
+    live: &BTreeSet<String>,
+) -> Result<()> {
+    let doomed = prune(trash, config.keep_generations, live);
+    write(config, trash)?;
+    found.table.delete(&doomed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(paths: &[&str]) -> Kept {
+        Kept {
+            owner: None,
+            rows: 1,
+            files: paths
+                .iter()
+                .map(|p| KeptFile {
+                    path: (*p).to_owned(),
+                    rows: 1,
+                    size: 10,
+                })
+                .collect(),
+            replaced_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn prune_keeps_the_newest_and_never_returns_a_live_or_kept_file() {
+        let mut trash = DeltaTrash::default();
+        trash.dates.insert(
+            "2024-03-01".into(),
+            vec![kept(&["a", "shared"]), kept(&["b"]), kept(&["c", "shared"])],
+        );
+        let live: BTreeSet<String> = ["b".to_owned()].into();
+        let doomed = prune(&mut trash, 1, &live);
+        assert_eq!(doomed, vec!["a".to_owned()]);
+        assert_eq!(trash.dates["2024-03-01"], vec![kept(&["c", "shared"])]);
+    }
+}
