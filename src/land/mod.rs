@@ -95,7 +95,13 @@ fn plan_with_manifest(
         input_name: input.name,
         input_sha256: census.sha256.clone(),
     };
-    let plan = plan::decide(census, owner, config, &published, options);
+    let plan = plan::decide(
+        census,
+        owner,
+        &plan::Policy::of(config),
+        &published,
+        options,
+    );
     Ok((plan, manifest, found))
 }
 

@@ -7,6 +7,31 @@ use super::state::{Owner, Published};
 use super::{Action, DatePlan, Plan, Refusal};
 use crate::config::{Config, WriteMode};
 
+/// The part of the config a decision reads: §5's caps and guards and the write mode, so
+/// the decision depends on these and nothing else of the loaded file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub product: String,
+    pub max_rejected_lines: u64,
+    pub max_dates: usize,
+    pub max_shrink: f64,
+    pub publish_empty: bool,
+    pub write_mode: WriteMode,
+}
+
+impl Policy {
+    pub fn of(config: &Config) -> Policy {
+        Policy {
+            product: config.product.clone(),
+            max_rejected_lines: config.max_rejected_lines,
+            max_dates: config.max_dates,
+            max_shrink: config.max_shrink,
+            publish_empty: config.publish_empty,
+            write_mode: config.write_mode,
+        }
+    }
+}
+
 /// What the operator allows for this run.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecideOptions {
@@ -20,7 +45,7 @@ pub struct DecideOptions {
 pub fn decide(
     census: Census,
     owner: Owner,
-    config: &Config,
+    policy: &Policy,
     published: &Published,
     options: DecideOptions,
 ) -> Plan {
@@ -41,7 +66,7 @@ pub fn decide(
         })
         .collect();
     let mut plan = Plan {
-        product: config.product.clone(),
+        product: policy.product.clone(),
         input_name: owner.input_name.clone(),
         input_sha256: owner.input_sha256.clone(),
         action: Action::Publish,
@@ -52,7 +77,7 @@ pub fn decide(
         unranked: census.unranked,
         findings: Vec::new(),
     };
-    if is_skip(&owner, config, published) {
+    if is_skip(&owner, policy, published) {
         plan.action = Action::Skip;
         plan.findings = census.findings;
         return plan;
@@ -60,7 +85,7 @@ pub fn decide(
     let shrinking: Vec<_> = plan
         .dates
         .iter()
-        .filter(|d| loses_too_much(d, config.max_shrink))
+        .filter(|d| loses_too_much(d, policy.max_shrink))
         .map(|d| d.event_date)
         .collect();
     let refusal = if let Some(breach) = census.first_breach() {
@@ -69,20 +94,20 @@ pub fn decide(
             line: breach.line,
             field: breach.issue.field.clone(),
         })
-    } else if census.counts.rejected > config.max_rejected_lines {
+    } else if census.counts.rejected > policy.max_rejected_lines {
         Some(Refusal::RejectCap {
             rejected: census.counts.rejected,
-            max: config.max_rejected_lines,
+            max: policy.max_rejected_lines,
         })
-    } else if plan.dates.len() > config.max_dates {
+    } else if plan.dates.len() > policy.max_dates {
         // Replace: the winners' dates. Merge: the dates that gain, change or lose a row.
         Some(Refusal::TooManyDates {
             dates: plan.dates.iter().map(|d| d.event_date).collect(),
-            max: config.max_dates,
+            max: policy.max_dates,
         })
-    } else if census.counts.keys == 0 && !config.publish_empty {
+    } else if census.counts.keys == 0 && !policy.publish_empty {
         Some(Refusal::EmptyInput)
-    } else if config.write_mode == WriteMode::Replace && !shrinking.is_empty() {
+    } else if policy.write_mode == WriteMode::Replace && !shrinking.is_empty() {
         if options.allow_shrink {
             plan.allowed_shrink = shrinking;
             None
@@ -104,7 +129,7 @@ pub fn decide(
 
 /// §5.4: the checkpoint holds this hash, every date it lists exists, and (replace mode)
 /// each is still owned by this input.
-fn is_skip(owner: &Owner, config: &Config, published: &Published) -> bool {
+fn is_skip(owner: &Owner, policy: &Policy, published: &Published) -> bool {
     let Some(checkpoint) = &published.checkpoint else {
         return false;
     };
@@ -113,7 +138,7 @@ fn is_skip(owner: &Owner, config: &Config, published: &Published) -> bool {
             let date = crate::contract::Date::parse(text);
             match date.and_then(|d| published.dates.get(&d)) {
                 None => false,
-                Some(_) if config.write_mode == WriteMode::Merge => true,
+                Some(_) if policy.write_mode == WriteMode::Merge => true,
                 Some(now) => now.owner.as_ref() == Some(owner),
             }
         })
@@ -189,7 +214,7 @@ mod tests {
         let plan = decide(
             census.clone(),
             owner.clone(),
-            &config,
+            &Policy::of(&config),
             &published,
             DecideOptions::default(),
         );
@@ -199,12 +224,24 @@ mod tests {
         assert_eq!((day.rows, day.rows_before), (2, Some(10)));
         assert_eq!(day.owner_before.as_deref(), Some("a.jsonl"));
         let allowed = DecideOptions { allow_shrink: true };
-        let plan = decide(census, owner.clone(), &config, &published, allowed);
+        let plan = decide(
+            census,
+            owner.clone(),
+            &Policy::of(&config),
+            &published,
+            allowed,
+        );
         assert_eq!(plan.action, Action::Publish);
         assert_eq!(plan.allowed_shrink, [date("2024-03-01")]);
 
         let (census, _, _) = shrinking(6); // loses 4 of 10: within max_shrink 0.5
-        let plan = decide(census, owner, &config, &published, DecideOptions::default());
+        let plan = decide(
+            census,
+            owner,
+            &Policy::of(&config),
+            &published,
+            DecideOptions::default(),
+        );
         assert_eq!((plan.action, plan.counts.keys), (Action::Publish, 6));
     }
 
@@ -224,7 +261,13 @@ mod tests {
             day.merge = Some(change);
         }
         // Merge mode never refuses a shrink: keys move between dates.
-        let plan = decide(census, owner, &config, &published, DecideOptions::default());
+        let plan = decide(
+            census,
+            owner,
+            &Policy::of(&config),
+            &published,
+            DecideOptions::default(),
+        );
         assert_eq!(plan.action, Action::Publish);
         assert_eq!(plan.dates[0].merge, Some(change));
         assert_eq!(plan.counts.stale, 4);

@@ -22,7 +22,7 @@ pub mod state;
 pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus};
 pub use counts::{Counts, LineFinding};
-pub use decide::{DecideOptions, decide};
+pub use decide::{DecideOptions, Policy, decide};
 pub use merge::{Merged, Outcome, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
