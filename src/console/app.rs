@@ -202,8 +202,7 @@ pub struct HistoryState {
     /// The run log, newest first.
     pub runs: Vec<RunRecord>,
     pub partitions: Vec<PartitionRow>,
-    /// A Delta publish root: its URL and current version (`None`: no commit yet).
-    pub table: Option<(String, Option<u64>)>,
+    pub table: Option<super::msg::TableAt>,
     pub pane: HistoryPane,
     pub run_cursor: usize,
     pub partition_cursor: usize,

@@ -3,7 +3,7 @@
 //! core's own readers; a problem with one part is reported, the rest still shows.
 
 use super::app::PartitionRow;
-use super::msg::Snapshot;
+use super::msg::{Snapshot, TableAt};
 use crate::config::{Config, TableFormat};
 use crate::inbox;
 use crate::land::{commit, delta_trash, quarantine, runlog, trash};
@@ -55,7 +55,7 @@ pub fn snapshot(config: &Config) -> Snapshot {
 }
 
 /// [`partitions`] of a Delta table: its current version's dates and its trash.
-fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, (String, Option<u64>))> {
+fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, TableAt)> {
     let manifest = state::read_manifest(config)?;
     let found = commit::find(config)?;
     let published = commit::published(&found, None, &manifest);

@@ -198,6 +198,9 @@ pub struct Landed {
     pub allowed_shrink: bool,
 }
 
+/// A Delta publish root: its URL and current version (`None`: no commit yet).
+pub type TableAt = (String, Option<u64>);
+
 /// What a reload read.
 #[derive(Debug, Default)]
 pub struct Snapshot {
@@ -208,8 +211,7 @@ pub struct Snapshot {
     /// Oldest first, as in the file.
     pub runs: Vec<RunRecord>,
     pub partitions: Vec<PartitionRow>,
-    /// A Delta publish root: its URL and current version.
-    pub table: Option<(String, Option<u64>)>,
+    pub table: Option<TableAt>,
     /// Problems reading parts of the state (shown, not fatal).
     pub problems: Vec<String>,
 }
