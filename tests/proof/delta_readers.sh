@@ -42,7 +42,7 @@ done
 
 # --- 1,000 commits --------------------------------------------------------------------
 long="$work/long"
-mkdir -p "$long/inbox" "$long/pending"
+mkdir -p "$long/inbox" "$long/pending" "$long/landed"
 sed "s#^publish_root = .*#publish_root = \"lake/orders\"\ntable_format = \"delta\"#" "$repo/samples/wharf.toml" > "$long/wharf.toml"
 python3 - "$long/pending" <<'PY'
 import os, sys
@@ -56,6 +56,9 @@ for n in range(1, 1001):
 PY
 landed=0
 for upto in 10 100 1000; do
+  # Landed files leave the inbox, as a producer's archive step would: an input that no
+  # longer owns its date lands again when it is still there (§12.5).
+  find "$long/inbox" -name '*.jsonl' -exec mv {} "$long/landed/" \;
   for ((n = landed + 1; n <= upto; n++)); do mv "$long/pending/$(printf 'c%04d.jsonl' "$n")" "$long/inbox/"; done
   start=$(date +%s%N)
   "$wharf" run --config "$long/wharf.toml" >/dev/null
