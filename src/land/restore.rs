@@ -107,6 +107,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
             engine: "local".to_owned(),
             engine_settings: Default::default(),
             table_version: None,
+            parts: Vec::new(),
         },
     )?;
     Ok(Restored { date, owner, rows })

@@ -51,6 +51,7 @@ pub fn decide(
         dates,
         unranked: census.unranked,
         findings: Vec::new(),
+        parts: census.parts.clone(),
     };
     if is_skip(&owner, config, published) {
         plan.action = Action::Skip;
@@ -145,6 +146,7 @@ mod tests {
     fn shrinking(keys: u64) -> (Census, Owner, Published) {
         let census = Census {
             sha256: "ab".repeat(32),
+            parts: Vec::new(),
             counts: Counts {
                 lines: keys,
                 accepted: keys,
