@@ -106,7 +106,8 @@ impl BufRead for Stored<'_> {
 
 enum Decoder<'a> {
     Plain(Stored<'a>),
-    Gzip(flate2::bufread::MultiGzDecoder<Stored<'a>>),
+    // Boxed: one per part, and the gzip state is the largest by far.
+    Gzip(Box<flate2::bufread::MultiGzDecoder<Stored<'a>>>),
     Zstd(zstd::stream::read::Decoder<'static, Stored<'a>>),
 }
 
@@ -147,7 +148,7 @@ impl<'a> PartReader<'a> {
         };
         let decoder = match part.codec {
             Codec::Plain => Decoder::Plain(stored),
-            Codec::Gzip => Decoder::Gzip(flate2::bufread::MultiGzDecoder::new(stored)),
+            Codec::Gzip => Decoder::Gzip(Box::new(flate2::bufread::MultiGzDecoder::new(stored))),
             Codec::Zstd => Decoder::Zstd(
                 zstd::stream::read::Decoder::with_buffer(stored)
                     .map_err(|e| part.io_error("start its zstd decoder", e))?,

@@ -191,8 +191,9 @@ pub fn check_set(path: &Path, marker: &str) -> Result<Survey> {
         return Err(Error::Input {
             path: path.to_owned(),
             message: format!(
-                "is an open set: its marker {marker} is missing, so its producer may still be \
-                 writing it; nothing was read or written. Land it once {marker} exists"
+                "is a directory without the marker {marker}: an open set, whose producer may \
+                 still be writing it (CONTRACT.md §11); nothing was read or written. Land it \
+                 once {marker} exists, or pass one file (run without INPUT to land the inbox)"
             ),
         });
     }
@@ -405,6 +406,27 @@ mod tests {
                 "step {step}"
             );
         }
+    }
+
+    #[test]
+    fn a_part_that_grows_while_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = dir.path().join("set");
+        std::fs::create_dir(&set).unwrap();
+        std::fs::write(set.join("a.jsonl"), b"{}\n").unwrap();
+        std::fs::write(set.join("_SUCCESS"), b"").unwrap();
+        let input = open(&set, SET_MARKER).unwrap();
+        // The producer was not done after all: bytes past the size at open.
+        let mut late = std::fs::OpenOptions::new()
+            .append(true)
+            .open(set.join("a.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut late, b"{}\n").unwrap();
+        let error = scan_input(&input, 100, &mut |_| true, |_, _| {}).unwrap_err();
+        assert!(
+            error.to_string().contains("changed while it was read"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -281,10 +281,13 @@ fn hidden_files_the_marker_and_underscore_folders_are_not_parts() {
     assert_eq!(plan["parts"][0]["name"], "part-0.jsonl");
 }
 
+/// Puts a bad entry in a set's folder.
+type Spoil = fn(&Path);
+
 #[test]
 fn each_bad_layout_refuses_naming_the_entry_with_nothing_written() {
     let good = text(&[event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
-    let layouts: [(&str, fn(&Path)); 3] = [
+    let layouts: [(&str, Spoil); 3] = [
         ("link.jsonl", |dir| {
             std::os::unix::fs::symlink(dir.join("part-0.jsonl"), dir.join("link.jsonl")).unwrap()
         }),
@@ -461,5 +464,6 @@ fn memory_stays_bounded_whatever_the_compression_ratio() {
         .trim()
         .parse()
         .unwrap();
+    eprintln!("peak RSS {kb} KB for 512 MiB decoded");
     assert!(kb < 256 * 1024, "peak RSS {kb} KB for 512 MiB decoded");
 }
