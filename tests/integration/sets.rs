@@ -467,3 +467,14 @@ fn memory_stays_bounded_whatever_the_compression_ratio() {
     eprintln!("peak RSS {kb} KB for 512 MiB decoded");
     assert!(kb < 256 * 1024, "peak RSS {kb} KB for 512 MiB decoded");
 }
+
+#[test]
+fn a_closed_set_with_no_parts_is_an_empty_input() {
+    let product = Product::with_settings("");
+    let dir = write_set(&product, "nothing", &[(".hidden", b"junk")], true);
+    let ran = product.run_json(&dir);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    assert_eq!(ran.json()["reason"], "empty_input");
+    assert_eq!(ran.json()["counts"]["lines"], 0);
+    assert!(product.dates().is_empty());
+}
