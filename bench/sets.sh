@@ -27,8 +27,8 @@ run_one() { # $1 = way, $2 = rep
   sed -i 's/^max_rejected_lines = .*/max_rejected_lines = 1000000/' "$dir/wharf.toml"
   case $1 in
     file) input=$dir/inbox/events.jsonl; ln "$FILE" "$input" 2>/dev/null || cp "$FILE" "$input" ;;
-    set) input=$dir/inbox/events; cp -r "$OUT/src/set" "$input" ;;
-    gzip) input=$dir/inbox/events.jsonl.gz; cp "$OUT/src/events.jsonl.gz" "$input" ;;
+    set) input=$dir/inbox/events; cp -rl "$OUT/src/set" "$input" ;;
+    gzip) input=$dir/inbox/events.jsonl.gz; ln "$OUT/src/events.jsonl.gz" "$input" ;;
   esac
   /usr/bin/time -f "$1 rep $2: %e s wall, %M KiB peak" \
     "$WHARF" run "$input" --config "$dir/wharf.toml" >/dev/null
