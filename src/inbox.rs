@@ -1,5 +1,6 @@
 //! The inbox: [`list`] names every entry, closed inputs and ignored ones with the reason
 //! (CONTRACT.md "input": temporary names, symbolic links never followed), oldest first.
+//! A folder is a set (§11): open, and ignored, until its marker exists.
 //! [`watch`] and [`watch_with`] report file-system events, for the console and for
 //! `wharf watch`.
 
@@ -8,17 +9,36 @@ use std::sync::mpsc::Sender;
 use std::time::SystemTime;
 
 use crate::error::{Error, Result};
+use crate::input;
 
 /// One entry of the inbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InboxEntry {
     pub path: PathBuf,
     pub name: String,
+    /// Bytes stored; a set's over its parts.
     pub size: u64,
+    /// A file's modification time; a closed set's marker's (when it closed), an open
+    /// set's folder's.
     pub modified: SystemTime,
     /// `None` for a closed input; otherwise why it is ignored.
     pub ignored: Option<&'static str>,
+    /// `Some` for a folder: a set.
+    pub set: Option<SetEntry>,
 }
+
+/// What the inbox shows of a set (§11).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetEntry {
+    /// Parts listed (0 while open: an open set is not read).
+    pub parts: usize,
+    pub open: bool,
+    /// A closed set whose layout is invalid (§11.2): the error its landing reports.
+    pub invalid: Option<String>,
+}
+
+/// Why an open set is not landed.
+pub const OPEN_SET: &str = "open set: its marker is missing (still being written)";
 
 /// Why a name is not a closed input, if it is not one.
 pub fn temporary_name(name: &str) -> Option<&'static str> {
@@ -34,8 +54,9 @@ pub fn temporary_name(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Every entry of `inbox`, oldest first by modification time, then by name.
-pub fn list(inbox: &Path) -> Result<Vec<InboxEntry>> {
+/// Every entry of `inbox`, oldest first by modification time, then by name; a folder is
+/// a set closed by `marker`.
+pub fn list(inbox: &Path, marker: &str) -> Result<Vec<InboxEntry>> {
     let entries = std::fs::read_dir(inbox).map_err(|e| {
         Error::io(
             inbox,
@@ -48,25 +69,10 @@ pub fn list(inbox: &Path) -> Result<Vec<InboxEntry>> {
     for entry in entries {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Ok(meta) = entry.path().symlink_metadata() else {
+        let Some(listed) = describe(&entry.path(), name, marker) else {
             continue;
         };
-        let ignored = if meta.file_type().is_symlink() {
-            Some("symbolic link (never followed)")
-        } else if meta.is_dir() {
-            Some("folder")
-        } else if !meta.is_file() {
-            Some("not a regular file")
-        } else {
-            temporary_name(&name)
-        };
-        out.push(InboxEntry {
-            path: entry.path(),
-            name,
-            size: meta.len(),
-            modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            ignored,
-        });
+        out.push(listed);
     }
     out.sort_by(|a, b| {
         a.modified
@@ -76,15 +82,60 @@ pub fn list(inbox: &Path) -> Result<Vec<InboxEntry>> {
     Ok(out)
 }
 
-/// The closed inputs of `inbox`, oldest first.
-pub fn closed(inbox: &Path) -> Result<Vec<InboxEntry>> {
-    Ok(list(inbox)?
+/// The entry `path` of the inbox as [`list`] shows it; `None` when it is gone.
+pub fn describe(path: &Path, name: String, marker: &str) -> Option<InboxEntry> {
+    let meta = path.symlink_metadata().ok()?;
+    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut listed = InboxEntry {
+        path: path.to_owned(),
+        size: meta.len(),
+        modified,
+        ignored: None,
+        set: None,
+        name,
+    };
+    listed.ignored = if meta.file_type().is_symlink() {
+        Some("symbolic link (never followed)")
+    } else if !meta.is_file() && !meta.is_dir() {
+        Some("not a regular file")
+    } else {
+        temporary_name(&listed.name)
+    };
+    if meta.is_dir() && !meta.file_type().is_symlink() {
+        listed.size = 0;
+        let set = match input::survey(path, marker) {
+            Ok(survey) => {
+                listed.size = survey.parts.iter().map(|(_, _, size)| size).sum();
+                listed.modified = survey.closed.unwrap_or(modified);
+                SetEntry {
+                    parts: survey.parts.len(),
+                    open: survey.closed.is_none(),
+                    invalid: None,
+                }
+            }
+            Err(e) => SetEntry {
+                parts: 0,
+                open: false,
+                invalid: Some(e.to_string()),
+            },
+        };
+        if set.open {
+            listed.ignored = listed.ignored.or(Some(OPEN_SET));
+        }
+        listed.set = Some(set);
+    }
+    Some(listed)
+}
+
+/// The closed inputs of `inbox`, files and sets, oldest first.
+pub fn closed(inbox: &Path, marker: &str) -> Result<Vec<InboxEntry>> {
+    Ok(list(inbox, marker)?
         .into_iter()
         .filter(|e| e.ignored.is_none())
         .collect())
 }
 
-/// Watches `inbox` (not recursively); each change sends `()` on `changes`. The watcher
+/// Watches `inbox` and the sets in it; each change sends `()` on `changes`. The watcher
 /// stops when the returned value is dropped.
 pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<notify::RecommendedWatcher> {
     watch_with(inbox, move || {
@@ -92,7 +143,8 @@ pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<notify::RecommendedWat
     })
 }
 
-/// Watches `inbox` (not recursively), calling `on_change` on the watcher's thread for
+/// Watches `inbox` and its folders (a set closes when its marker appears inside it),
+/// calling `on_change` on the watcher's thread for
 /// each change, and for each error the watcher reports (events may have been lost, so
 /// the listing is worth reading again). The watcher stops when the returned value is
 /// dropped.
@@ -101,19 +153,22 @@ pub fn watch_with(
     on_change: impl Fn() + Send + 'static,
 ) -> Result<notify::RecommendedWatcher> {
     use notify::Watcher;
-    let mut watcher =
-        notify::recommended_watcher(move |_: notify::Result<notify::Event>| on_change()).map_err(
-            |e| {
-                Error::io(
-                    inbox,
-                    "watch the inbox",
-                    "check inotify limits",
-                    std::io::Error::other(e),
-                )
-            },
-        )?;
+    // A link in the inbox is never followed, nor watched through.
+    let settings = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher = notify::RecommendedWatcher::new(
+        move |_: notify::Result<notify::Event>| on_change(),
+        settings,
+    )
+    .map_err(|e| {
+        Error::io(
+            inbox,
+            "watch the inbox",
+            "check inotify limits",
+            std::io::Error::other(e),
+        )
+    })?;
     watcher
-        .watch(inbox, notify::RecursiveMode::NonRecursive)
+        .watch(inbox, notify::RecursiveMode::Recursive)
         .map_err(|e| {
             Error::io(
                 inbox,

@@ -1,5 +1,5 @@
-//! The parallel form of [`input::scan`]: one reader thread reads and hashes the bytes and
-//! splits them into lines (the same [`input::Splitter`] rules), packing whole lines into
+//! The parallel form of [`input::scan_input`]: one reader thread reads and hashes the
+//! bytes of each part in turn (decoding compressed ones) and splits them into lines (the same [`input::Splitter`] rules), packing whole lines into
 //! chunks; worker threads map every line of a chunk (classification, in practice); the
 //! calling thread receives the results in line order. Memory is bounded by the chunks in
 //! flight, not by the file.
@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::contract::LineBytes;
 use crate::error::{Error, Result};
-use crate::input::{self, Splitter};
+use crate::input::{self, Input, PartDigest, PartReader, Splitter};
 
 /// Bytes of lines packed into one chunk before it is handed to a worker.
 const CHUNK_BYTES: usize = 1 << 20;
@@ -41,7 +41,7 @@ struct Mapped<B> {
     read: u64,
 }
 
-/// The lines of one chunk, in order, for a chunk mapper (see [`scan_chunks`]).
+/// The lines of one chunk, in order, for a chunk mapper (see [`scan_input`]).
 pub struct Lines<'a> {
     chunk: &'a Chunk,
 }
@@ -67,6 +67,65 @@ impl Lines<'_> {
     }
 }
 
+/// Where the reader stage gets bytes: decoded bytes out, and at the end the SHA-256 of
+/// the bytes as stored (they differ for a compressed part, §11.5).
+pub trait Source {
+    /// The next bytes into `buf`, `None` at the end.
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<Option<usize>>;
+    /// Stored bytes read so far.
+    fn stored_read(&self) -> u64;
+    /// The stored bytes' SHA-256 once all are read.
+    fn finish(self) -> Result<String>;
+}
+
+impl Source for PartReader<'_> {
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
+        PartReader::read_some(self, buf)
+    }
+    fn stored_read(&self) -> u64 {
+        PartReader::stored_read(self)
+    }
+    fn finish(self) -> Result<String> {
+        PartReader::finish(self)
+    }
+}
+
+/// Any reader, as stored: what is read is what is hashed.
+pub struct Hashed<'p, R> {
+    reader: R,
+    source: &'p Path,
+    hasher: Sha256,
+    read: u64,
+}
+
+impl<'p, R: Read> Hashed<'p, R> {
+    pub fn new(reader: R, source: &'p Path) -> Self {
+        Hashed {
+            reader,
+            source,
+            hasher: Sha256::new(),
+            read: 0,
+        }
+    }
+}
+
+impl<R: Read> Source for Hashed<'_, R> {
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
+        let n = input::read_some(&mut self.reader, buf, self.source)?;
+        if let Some(n) = n {
+            self.hasher.update(&buf[..n]);
+            self.read += n as u64;
+        }
+        Ok(n)
+    }
+    fn stored_read(&self) -> u64 {
+        self.read
+    }
+    fn finish(self) -> Result<String> {
+        Ok(input::hex(&self.hasher.finalize()))
+    }
+}
+
 /// Reads `reader` once with `threads` workers applying `map` to each line; `sink` gets
 /// the results in line order. `progress` gets the bytes read and returns `false` to
 /// cancel. Returns the SHA-256 as lowercase hex.
@@ -77,43 +136,115 @@ pub fn scan<R, T, M>(
     threads: usize,
     map: &M,
     progress: &mut dyn FnMut(u64) -> bool,
-    mut sink: impl FnMut(T),
+    sink: impl FnMut(T),
 ) -> Result<String>
 where
     R: Read + Send,
     T: Send,
     M: Fn(u64, LineBytes<'_>) -> T + Sync,
 {
-    let map_chunk = |lines: Lines<'_>| -> Vec<T> {
+    let mut reader = Some(Hashed::new(reader, source));
+    let open = move |_: usize| reader.take().ok_or_else(|| Error::internal("read twice"));
+    let read = scan_sources(
+        1,
+        open,
+        max_line_bytes,
+        threads,
+        &per_line(map),
+        progress,
+        each(sink),
+    )?;
+    Ok(read
+        .into_iter()
+        .next()
+        .map(|(sha, _)| sha)
+        .unwrap_or_default())
+}
+
+/// [`scan_input`] with `map` applied to each line, and `sink` getting each result.
+pub fn scan_input_lines<T, M>(
+    input: &Input,
+    max_line_bytes: usize,
+    threads: usize,
+    map: &M,
+    progress: &mut dyn FnMut(u64) -> bool,
+    sink: impl FnMut(T),
+) -> Result<Vec<PartDigest>>
+where
+    T: Send,
+    M: Fn(u64, LineBytes<'_>) -> T + Sync,
+{
+    scan_input(
+        input,
+        max_line_bytes,
+        threads,
+        &per_line(map),
+        progress,
+        each(sink),
+    )
+}
+
+fn per_line<T, M>(map: &M) -> impl Fn(Lines<'_>) -> Vec<T> + Sync + '_
+where
+    M: Fn(u64, LineBytes<'_>) -> T + Sync,
+    T: Send,
+{
+    move |lines: Lines<'_>| {
         lines
             .iter()
             .map(|(number, line)| map(number, line))
             .collect()
-    };
-    scan_chunks(
-        reader,
-        source,
-        max_line_bytes,
-        threads,
-        &map_chunk,
-        progress,
-        |items| items.into_iter().for_each(&mut sink),
-    )
+    }
 }
 
-/// [`scan`] a chunk at a time: `map` turns one chunk's lines into a batch, and `sink`
-/// gets the batches in line order.
-pub fn scan_chunks<R, B, M>(
-    reader: R,
-    source: &Path,
+fn each<T>(mut sink: impl FnMut(T)) -> impl FnMut(Vec<T>) {
+    move |items: Vec<T>| items.into_iter().for_each(&mut sink)
+}
+
+/// Reads every part of `input` once, in part order, a chunk at a time: `map` turns one
+/// chunk's lines into a batch on a worker, and `sink` gets the batches in line order.
+/// Each part is split on its own (its BOM, its last line) and its lines are numbered on
+/// from the previous part's (§11.4), so arrival order is (part order, line). Returns each
+/// part's digest.
+pub fn scan_input<B, M>(
+    input: &Input,
+    max_line_bytes: usize,
+    threads: usize,
+    map: &M,
+    progress: &mut dyn FnMut(u64) -> bool,
+    sink: impl FnMut(B),
+) -> Result<Vec<PartDigest>>
+where
+    B: Send,
+    M: Fn(Lines<'_>) -> B + Sync,
+{
+    // Each part's decoder opens when its turn comes, so a set of many parts holds one.
+    let open = |i: usize| PartReader::new(&input.parts[i]);
+    let read = scan_sources(
+        input.parts.len(),
+        open,
+        max_line_bytes,
+        threads,
+        map,
+        progress,
+        sink,
+    )?;
+    Ok(input::digests(input, read))
+}
+
+/// The stages over `count` sources, opened in turn by `open`: each source's SHA-256 and
+/// line count, in order.
+fn scan_sources<S, B, M>(
+    count: usize,
+    open: impl FnMut(usize) -> Result<S> + Send,
     max_line_bytes: usize,
     threads: usize,
     map: &M,
     progress: &mut dyn FnMut(u64) -> bool,
     mut sink: impl FnMut(B),
-) -> Result<String>
+) -> Result<Vec<(String, u64)>>
 where
-    R: Read + Send,
+    S: Source,
     B: Send,
     M: Fn(Lines<'_>) -> B + Sync,
 {
@@ -125,8 +256,13 @@ where
         let cancelled = &cancelled;
         // Mapped chunks go back to the reader, so their buffers are reused.
         let spare = &spare;
-        let reading = scope
-            .spawn(move || read_chunks(reader, source, max_line_bytes, chunk_tx, spare, cancelled));
+        let reader = Reader {
+            max_line_bytes,
+            chunks: chunk_tx,
+            spare,
+            cancelled,
+        };
+        let reading = scope.spawn(move || reader.read(count, open));
         let chunk_rx = Arc::new(Mutex::new(chunk_rx));
         for _ in 0..threads.max(1) {
             let (rx, tx) = (Arc::clone(&chunk_rx), mapped_tx.clone());
@@ -138,11 +274,11 @@ where
             cancelled.store(true, Ordering::Relaxed);
         }
         drop(mapped_rx);
-        let sha = reading
+        let read = reading
             .join()
             .unwrap_or_else(|_| Err(Error::internal("the input's reader thread panicked")));
         delivered?;
-        sha
+        read
     })
 }
 
@@ -192,27 +328,62 @@ fn map_chunks<B, M>(
     }
 }
 
-/// The reader stage: read, hash, split, pack chunks.
-fn read_chunks(
-    mut reader: impl Read,
-    source: &Path,
+/// The reader stage: read, split and pack chunks, source after source.
+struct Reader<'s> {
     max_line_bytes: usize,
     chunks: SyncSender<Chunk>,
-    spare: &Mutex<Vec<Chunk>>,
-    cancelled: &AtomicBool,
-) -> Result<String> {
-    let mut hasher = Sha256::new();
-    let mut splitter = Splitter::new(max_line_bytes);
-    let mut buf = vec![0u8; READ_BYTES];
-    let mut chunk = Chunk {
-        seq: 0,
-        bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
-        lines: Vec::new(),
-        read: 0,
-    };
-    let mut read = 0u64;
-    let seal = |chunk: &mut Chunk, read: u64| -> bool {
-        let reused = spare.lock().ok().and_then(|mut s| s.pop());
+    spare: &'s Mutex<Vec<Chunk>>,
+    cancelled: &'s AtomicBool,
+}
+
+impl Reader<'_> {
+    fn read<S: Source>(
+        self,
+        count: usize,
+        mut open: impl FnMut(usize) -> Result<S>,
+    ) -> Result<Vec<(String, u64)>> {
+        let mut buf = vec![0u8; READ_BYTES];
+        let mut chunk = Chunk {
+            seq: 0,
+            bytes: Vec::with_capacity(CHUNK_BYTES + 4096),
+            lines: Vec::new(),
+            read: 0,
+        };
+        let mut digests = Vec::with_capacity(count);
+        let (mut before, mut done) = (0u64, 0u64);
+        for i in 0..count {
+            let mut source = open(i)?;
+            let mut splitter = Splitter::numbered_after(self.max_line_bytes, before);
+            loop {
+                if self.cancelled.load(Ordering::Relaxed) {
+                    return Err(Error::Cancelled);
+                }
+                let Some(n) = source.read_some(&mut buf)? else {
+                    break;
+                };
+                let mut full = false;
+                splitter.feed(&buf[..n], &mut |number, line| {
+                    pack(&mut chunk, number, line);
+                    full |= chunk.bytes.len() >= CHUNK_BYTES;
+                });
+                if full && !self.seal(&mut chunk, done + source.stored_read()) {
+                    return Err(Error::Cancelled);
+                }
+            }
+            splitter.finish(&mut |number, line| pack(&mut chunk, number, line));
+            done += source.stored_read();
+            digests.push((source.finish()?, splitter.last_line() - before));
+            before = splitter.last_line();
+        }
+        if !chunk.lines.is_empty() && !self.seal(&mut chunk, done) {
+            return Err(Error::Cancelled);
+        }
+        Ok(digests)
+    }
+
+    /// Sends `chunk` on, `read` stored bytes in, and starts the next in a spare one.
+    fn seal(&self, chunk: &mut Chunk, read: u64) -> bool {
+        let reused = self.spare.lock().ok().and_then(|mut s| s.pop());
         let next = match reused {
             Some(mut old) => {
                 old.bytes.clear();
@@ -232,31 +403,8 @@ fn read_chunks(
         };
         let mut sealed = std::mem::replace(chunk, next);
         sealed.read = read;
-        chunks.send(sealed).is_ok()
-    };
-    loop {
-        if cancelled.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let Some(n) = input::read_some(&mut reader, &mut buf, source)? else {
-            break;
-        };
-        read += n as u64;
-        hasher.update(&buf[..n]);
-        let mut full = false;
-        splitter.feed(&buf[..n], &mut |number, line| {
-            pack(&mut chunk, number, line);
-            full |= chunk.bytes.len() >= CHUNK_BYTES;
-        });
-        if full && !seal(&mut chunk, read) {
-            return Err(Error::Cancelled);
-        }
+        self.chunks.send(sealed).is_ok()
     }
-    splitter.finish(&mut |number, line| pack(&mut chunk, number, line));
-    if !chunk.lines.is_empty() && !seal(&mut chunk, read) {
-        return Err(Error::Cancelled);
-    }
-    Ok(input::hex(&hasher.finalize()))
 }
 
 fn pack(chunk: &mut Chunk, number: u64, line: LineBytes<'_>) {

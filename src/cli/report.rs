@@ -5,7 +5,11 @@ use std::path::Path;
 use serde_json::{Value as Json, json};
 
 use crate::land::RunOutcome;
+use crate::land::quarantine::RejectRecord;
 use crate::plan::{Action, NOT_RANKED, Plan};
+
+/// Findings a JSON plan lists; `findings_total` counts them all.
+const FINDINGS_SHOWN: usize = 1000;
 
 /// The counts only the row work (§2–4) makes.
 const UNRANKED_COUNTS: [&str; 3] = ["retries", "keys", "ties_by_arrival"];
@@ -31,6 +35,19 @@ pub fn plan_json(plan: &Plan) -> Json {
     }
     if !plan.allowed_shrink.is_empty() {
         object["allowed_shrink"] = json!(plan.allowed_shrink);
+    }
+    // The quarantine holds every finding; the plan shows the first, as rejects.jsonl
+    // words them (`file` and `line` within it for a set, §11.4).
+    let findings: Vec<RejectRecord> = plan
+        .findings
+        .iter()
+        .take(FINDINGS_SHOWN)
+        .map(|f| RejectRecord::of(plan, f))
+        .collect();
+    object["findings"] = json!(findings);
+    object["findings_total"] = json!(plan.findings.len());
+    if !plan.parts.is_empty() {
+        object["parts"] = json!(plan.parts);
     }
     object
 }
@@ -87,6 +104,26 @@ pub fn outcome_line(outcome: &RunOutcome) -> String {
     )
 }
 
+/// A set's parts in one line: how many, their bytes, and the first names.
+fn parts_text(plan: &Plan) -> String {
+    const NAMED: usize = 8;
+    let bytes: u64 = plan.parts.iter().map(|p| p.size).sum();
+    let mut names: Vec<String> = plan
+        .parts
+        .iter()
+        .take(NAMED)
+        .map(|p| inert(&p.name))
+        .collect();
+    if plan.parts.len() > NAMED {
+        names.push(format!("… {} more", plan.parts.len() - NAMED));
+    }
+    format!(
+        "set of {} parts, {bytes} bytes: {}",
+        plan.parts.len(),
+        names.join(", ")
+    )
+}
+
 /// A few readable lines about `plan`; `verb` is what happened or would happen.
 pub fn plan_text(plan: &Plan, verb: &str) -> String {
     let c = &plan.counts;
@@ -101,6 +138,9 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
             refusal.code(),
             inert(&refusal.explain(plan))
         ));
+    }
+    if !plan.parts.is_empty() {
+        out.push_str(&format!("\n{}", parts_text(plan)));
     }
     out.push_str(&format!(
         "\nlines {} · blank {} · accepted {} · rejected {} · ",

@@ -18,7 +18,7 @@ pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool
     let options = DecideOptions { allow_shrink };
     let paths = match input {
         Some(path) => vec![path.to_owned()],
-        None => inbox::closed(&config.inbox)?
+        None => inbox::closed(&config.inbox, &config.set_marker)?
             .into_iter()
             .map(|e| e.path)
             .collect(),

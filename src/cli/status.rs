@@ -4,8 +4,10 @@ use super::{emit, report::inert};
 use crate::config::{Config, TableFormat};
 use crate::error::Result;
 use crate::exit;
+use crate::input::PartDigest;
 use crate::land::commit;
 use crate::store::state;
+use std::collections::BTreeMap;
 
 pub fn status(config: &Config, json: bool) -> Result<u8> {
     let manifest = state::read_manifest(config)?;
@@ -26,6 +28,22 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
         TableFormat::Hive => "hive",
         TableFormat::Delta => "delta",
     };
+    // Which parts each owning set had (§11.3), from its checkpoint.
+    let mut parts: BTreeMap<String, Vec<PartDigest>> = BTreeMap::new();
+    for owner in published.dates.values().filter_map(|p| p.owner.as_ref()) {
+        if !parts.contains_key(&owner.input_name) {
+            // A corrupt checkpoint is the landing's to report; status still shows the dates.
+            let checkpoint = state::read_checkpoint(config, &owner.input_name)
+                .ok()
+                .flatten();
+            let held = checkpoint
+                .filter(|c| c.input_sha256 == owner.input_sha256)
+                .map(|c| c.parts)
+                .unwrap_or_default();
+            parts.insert(owner.input_name.clone(), held);
+        }
+    }
+    let parts_of = |name: &str| parts.get(name).filter(|p| !p.is_empty());
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -38,6 +56,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                     "owner": p.owner.as_ref().map(|o| &o.input_name),
                     "owner_sha256": p.owner.as_ref().map(|o| &o.input_sha256),
                     "published_at": entry.map(|e| &e.published_at),
+                    "owner_parts": p.owner.as_ref().and_then(|o| parts_of(&o.input_name)),
                 })
             })
             .collect();
@@ -83,7 +102,17 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                     &o.input_sha256[..o.input_sha256.len().min(12)]
                 )
             });
-        emit(&format!("event_date={date}  {:>10} rows  {owner}", p.rows))?;
+        let set = p
+            .owner
+            .as_ref()
+            .and_then(|o| parts_of(&o.input_name))
+            .map_or(String::new(), |parts| {
+                format!("  set of {} parts", parts.len())
+            });
+        emit(&format!(
+            "event_date={date}  {:>10} rows  {owner}{set}",
+            p.rows
+        ))?;
     }
     Ok(exit::SUCCESS)
 }

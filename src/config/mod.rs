@@ -55,6 +55,8 @@ pub struct Config {
     pub table_url: Option<String>,
     /// A Delta checkpoint is written every this many commits.
     pub delta_checkpoint_interval: u64,
+    /// The file that closes a set in the inbox (§11.1).
+    pub set_marker: String,
     pub schema: Schema,
     /// Which engine does the row work (`[engine]`).
     pub engine: EngineConfig,
@@ -87,6 +89,8 @@ struct RawConfig {
     table_format: Option<String>,
     #[serde(default = "defaults::delta_checkpoint_interval")]
     delta_checkpoint_interval: i64,
+    #[serde(default = "defaults::set_marker")]
+    set_marker: String,
     schema: RawSchema,
     #[serde(default)]
     engine: engine::RawEngine,
@@ -137,6 +141,9 @@ mod defaults {
     }
     pub fn delta_checkpoint_interval() -> i64 {
         10
+    }
+    pub fn set_marker() -> String {
+        crate::input::SET_MARKER.into()
     }
     pub fn write_mode() -> String {
         "replace".into()
@@ -291,9 +298,20 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         table_format,
         table_url,
         delta_checkpoint_interval,
+        set_marker: valid_marker(raw.set_marker)?,
         schema: validate_schema(raw.schema)?,
         engine: raw.engine.validate()?,
     })
+}
+
+/// A marker is one plain file name (§11.1).
+fn valid_marker(marker: String) -> std::result::Result<String, String> {
+    if marker.is_empty() || marker.contains(['/', '\0']) || marker == "." || marker == ".." {
+        return Err(format!(
+            "set_marker = {marker:?} must be one file name, such as \"_SUCCESS\""
+        ));
+    }
+    Ok(marker)
 }
 
 fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
@@ -568,6 +586,18 @@ seq        = { type = "int" }
 
     fn message(head: &str, schema: &str) -> String {
         parse(head, schema).expect_err("invalid").to_string()
+    }
+
+    #[test]
+    fn a_set_marker_is_one_file_name() {
+        let config = parse(r#"product = "orders""#, SCHEMA).unwrap();
+        assert_eq!(config.set_marker, "_SUCCESS");
+        let done = parse("product = \"orders\"\nset_marker = \"DONE\"", SCHEMA).unwrap();
+        assert_eq!(done.set_marker, "DONE");
+        for bad in ["", "a/b", ".."] {
+            let head = format!("product = \"orders\"\nset_marker = {bad:?}");
+            assert!(message(&head, SCHEMA).contains("set_marker"), "{bad:?}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub const RUNS_SHOWN: usize = 1000;
 /// Everything the views list, read now.
 pub fn snapshot(config: &Config) -> Snapshot {
     let mut out = Snapshot::default();
-    match inbox::list(&config.inbox) {
+    match inbox::list(&config.inbox, &config.set_marker) {
         Ok(entries) => out.inbox = entries,
         Err(e) => out.problems.push(e.to_string()),
     }

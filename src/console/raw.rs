@@ -72,6 +72,18 @@ impl LineIndex {
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<LineIndex> {
         let io = |e| Error::io(path, "index the input's lines", "check the file", e);
+        // Lines are found by byte offset in the stored file, which a set (many files) or a
+        // compressed file does not have.
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        if path.is_dir() || crate::input::Codec::of(&name) != crate::input::Codec::Plain {
+            return Err(Error::Usage(format!(
+                "{name}: the Raw tab browses plain files only; this set's or compressed \
+                 file's findings are in its plan and quarantine, by file and line"
+            )));
+        }
         let mut file = File::open(path).map_err(io)?;
         let total = file.metadata().map_err(io)?.len();
         let mut index = LineIndex {

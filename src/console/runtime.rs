@@ -234,7 +234,7 @@ impl Console {
             }
             Effect::Hash { id, files } => self.spawn(
                 id,
-                move |cancel, report| workers::hash(id, files, cancel, report),
+                move |cancel, report| workers::hash(id, &config.set_marker, files, cancel, report),
                 move |_| Report::HashingDone { id },
             ),
             Effect::Plan { id, path, rank } => {

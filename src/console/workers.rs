@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
 
 use super::app::Stamp;
 use super::mask;
@@ -38,18 +37,20 @@ fn worth(bytes: u64, total: u64, last: &mut u64) -> bool {
     }
 }
 
-/// The file's current size and time.
-pub fn stamp_of(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
+/// The input's current size and time, as the inbox lists them (a set's over its parts).
+pub fn stamp_of(path: &Path, marker: &str) -> Option<Stamp> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let entry = crate::inbox::describe(path, name, marker)?;
     Some(Stamp {
-        size: meta.len(),
-        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        size: entry.size,
+        modified: entry.modified,
     })
 }
 
 /// Hashes each file whose stamp still matches.
 pub fn hash(
     id: u64,
+    marker: &str,
     files: Vec<(std::path::PathBuf, Stamp)>,
     cancel: &AtomicBool,
     report: Sink,
@@ -58,11 +59,8 @@ pub fn hash(
         if cancel.load(Ordering::Relaxed) {
             break;
         }
-        let Ok(mut file) = std::fs::File::open(&path) else {
-            continue;
-        };
-        let hashed = input::sha256(&mut file, &path, &|| !cancel.load(Ordering::Relaxed));
-        if let (Ok(sha256), true) = (hashed, stamp_of(&path) == Some(stamp)) {
+        let hashed = input::identity(&path, marker, &|| !cancel.load(Ordering::Relaxed));
+        if let (Ok(sha256), true) = (hashed, stamp_of(&path, marker) == Some(stamp)) {
             report(Report::Hashed {
                 path,
                 stamp,
@@ -138,7 +136,7 @@ pub fn land(
     cancel: &AtomicBool,
     report: Sink,
 ) -> Report {
-    if stamp_of(path) != Some(stamp) {
+    if stamp_of(path, &config.set_marker) != Some(stamp) {
         let error = format!(
             "{} changed after you confirmed; nothing was written. Read its new plan and run it again",
             path.file_name()
@@ -253,12 +251,11 @@ pub fn raw_line(
     cancel: &AtomicBool,
 ) -> Report {
     let result = (|| {
-        let mut opened = input::open(path).map_err(|e| e.to_string())?;
+        let opened = input::open(path, &config.set_marker).map_err(|e| e.to_string())?;
         let mut found = None;
         let prohibited = &config.schema.prohibited;
-        let hashed = input::scan(
-            &mut opened.file,
-            path,
+        let digests = input::scan_input(
+            &opened,
             config.max_line_bytes,
             &mut |_| !cancel.load(Ordering::Relaxed),
             |number, bytes| {
@@ -271,7 +268,7 @@ pub fn raw_line(
             },
         )
         .map_err(|e: Error| e.to_string())?;
-        if hashed != sha256 {
+        if opened.identity(&digests) != sha256 {
             return Err(format!(
                 "{} in the inbox no longer holds the quarantined bytes (its hash differs); the line is not shown",
                 opened.name

@@ -78,7 +78,7 @@ fn plan_with_manifest(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Plan, Manifest, Option<commit::Found>)> {
-    let input = input::open(path)?;
+    let input = input::open(path, &config.set_marker)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
     // A Delta table is read before the input: an unreachable one fails fast.
@@ -114,7 +114,7 @@ pub fn run(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutcome> {
     let started = Instant::now();
-    refuse_unclosed(path)?;
+    refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
     let (plan, manifest, found) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
@@ -166,8 +166,12 @@ pub fn run(
 }
 
 /// Only closed inputs land: a temporary name means the producer may still be writing, and
-/// a symbolic link is never followed (CONTRACT.md "input"). Planning one is allowed.
-fn refuse_unclosed(path: &Path) -> Result<()> {
+/// a symbolic link is never followed (CONTRACT.md "input"). Planning one is allowed. A set
+/// is looked at before the lock, so an open or badly laid out one writes nothing (§11.2).
+fn refuse_unclosed(path: &Path, marker: &str) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        input::check_set(path, marker)?;
+    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -286,6 +290,7 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
         published_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         table_version: None,
+        parts: plan.parts.clone(),
     }
 }
 
@@ -316,6 +321,7 @@ fn run_record(
         engine: String::new(),
         engine_settings: Default::default(),
         table_version: None,
+        parts: plan.parts.iter().map(|p| p.name.clone()).collect(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Quarantine (CONTRACT.md §6.1): `<quarantine_root>/<sha256>/rejects.jsonl`, one object
-//! per rejected or breaching line (`line`, `reason`, `field`, `event_id`), and
+//! per rejected or breaching line (`line`, `reason`, `field`, `event_id`, and for a set
+//! the part's name as `file`, §11.4), and
 //! `summary.json`. Written on refusal too, replacing an earlier one for the same hash;
 //! files are created 0600. Never a raw line, never a field's value.
 
@@ -10,18 +11,36 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::plan::{Counts, Plan};
+use crate::plan::{Counts, LineFinding, Plan};
 use crate::store::{atomic, state};
 
 /// One line of `rejects.jsonl`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RejectRecord {
+    /// A set's part holding the line (§11.4); absent for a single file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The line within its file (or part).
     pub line: u64,
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+}
+
+impl RejectRecord {
+    /// The record of `finding`, its line located in its part when `plan` is a set's.
+    pub fn of(plan: &Plan, finding: &LineFinding) -> RejectRecord {
+        let (file, line) = crate::input::locate(&plan.parts, finding.line);
+        RejectRecord {
+            file: file.map(str::to_owned),
+            line,
+            reason: finding.issue.reason.code().to_owned(),
+            field: finding.issue.field.clone(),
+            event_id: finding.issue.event_id.clone(),
+        }
+    }
 }
 
 /// `summary.json`.
@@ -51,13 +70,7 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
     atomic::create_dir_all(&folder)?;
     let mut rejects = Vec::with_capacity(plan.findings.len() * 64);
     for finding in &plan.findings {
-        let record = RejectRecord {
-            line: finding.line,
-            reason: finding.issue.reason.code().to_owned(),
-            field: finding.issue.field.clone(),
-            event_id: finding.issue.event_id.clone(),
-        };
-        serde_json::to_writer(&mut rejects, &record)
+        serde_json::to_writer(&mut rejects, &RejectRecord::of(plan, finding))
             .map_err(|e| Error::internal(format!("cannot encode a quarantine record: {e}")))?;
         rejects.push(b'\n');
     }

@@ -237,6 +237,7 @@ fn log_restore(
             engine: "local".to_owned(),
             engine_settings: Default::default(),
             table_version,
+            parts: Vec::new(),
         },
     )
 }

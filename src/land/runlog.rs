@@ -43,6 +43,10 @@ pub struct RunRecord {
     /// The Delta table version the landing committed (§12.4); absent for hive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_version: Option<u64>,
+    /// A set's parts, by name in part order (§11.2); absent for a single file. The
+    /// checkpoint keeps each one's size and SHA-256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
 }
 
 fn local_engine() -> String {

@@ -12,6 +12,8 @@ use crate::contract::Date;
 pub struct Census {
     /// The input's SHA-256, lowercase hex.
     pub sha256: String,
+    /// A set's parts (§11.3), in order; empty for a single file.
+    pub parts: Vec<crate::input::PartDigest>,
     /// Merge mode: `stale` and `ties_by_arrival` include the merge's (§10.3).
     pub counts: Counts,
     /// Rejects and breaches in line order (conflicts included).

@@ -76,6 +76,7 @@ pub fn decide(
         dates,
         unranked: census.unranked,
         findings: Vec::new(),
+        parts: census.parts.clone(),
     };
     if is_skip(&owner, policy, published) {
         plan.action = Action::Skip;
@@ -170,6 +171,7 @@ mod tests {
     fn shrinking(keys: u64) -> (Census, Owner, Published) {
         let census = Census {
             sha256: "ab".repeat(32),
+            parts: Vec::new(),
             counts: Counts {
                 lines: keys,
                 accepted: keys,

@@ -115,7 +115,7 @@ impl Refusal {
                         "the file carries a field the schema does not declare; declare it or ask the producer to drop it"
                     }
                 };
-                format!("{reason}{field} on line {line}: {fix}")
+                format!("{reason}{field} on line {}: {fix}", plan.line_ref(*line))
             }
             Refusal::RejectCap { rejected, max } => format!(
                 "{rejected} rejected lines > max_rejected_lines {max}; see the quarantine for the reasons"
@@ -191,9 +191,20 @@ pub struct Plan {
     pub unranked: bool,
     /// Rejects and breaches in line order (written to quarantine).
     pub findings: Vec<LineFinding>,
+    /// A set's parts (§11.3), in order; empty for a single file.
+    pub parts: Vec<crate::input::PartDigest>,
 }
 
 impl Plan {
+    /// Where the input's line `line` is, as an operator reads it: `part:line` in a set,
+    /// the line alone in a file (§11.4).
+    pub fn line_ref(&self, line: u64) -> String {
+        match crate::input::locate(&self.parts, line) {
+            (Some(part), line) => format!("{part}:{line}"),
+            (None, line) => line.to_string(),
+        }
+    }
+
     /// The reason code, or `None` for a publish or skip.
     pub fn reason(&self) -> Option<&'static str> {
         self.refusal.as_ref().map(Refusal::code)

@@ -25,6 +25,9 @@ pub struct Checkpoint {
     /// The Delta table version this landing committed (§12.4); absent for hive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_version: Option<u64>,
+    /// A set's parts: name, size and SHA-256 of each (§11.3); absent for a single file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<crate::input::PartDigest>,
 }
 
 /// Which input published a date.

@@ -35,13 +35,26 @@ impl Fingerprint {
     /// it cannot be read.
     pub fn of(path: &Path) -> Option<Fingerprint> {
         let meta = std::fs::symlink_metadata(path).ok()?;
-        Some(Fingerprint {
+        let mut print = Fingerprint {
             dev: meta.dev(),
             ino: meta.ino(),
             size: meta.size(),
             mtime: (meta.mtime(), meta.mtime_nsec()),
             ctime: (meta.ctime(), meta.ctime_nsec()),
-        })
+        };
+        if meta.is_dir() {
+            // A set (§11): the folder and every entry in it. A part rewritten in place
+            // moves its own times, not the folder's, so the newest time of any entry
+            // stands for the set, and the size is their sum.
+            print.size = 0;
+            for entry in std::fs::read_dir(path).ok()? {
+                let meta = entry.ok()?.path().symlink_metadata().ok()?;
+                print.size += meta.size();
+                print.mtime = print.mtime.max((meta.mtime(), meta.mtime_nsec()));
+                print.ctime = print.ctime.max((meta.ctime(), meta.ctime_nsec()));
+            }
+        }
+        Some(print)
     }
 }
 

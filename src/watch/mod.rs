@@ -186,7 +186,7 @@ impl<'c> Watch<'c> {
         &mut self,
         report: &mut dyn FnMut(Report<'_>),
     ) -> Option<(InboxEntry, Fingerprint)> {
-        let entries = match inbox::closed(&self.config.inbox) {
+        let entries = match inbox::closed(&self.config.inbox, &self.config.set_marker) {
             Ok(entries) => entries,
             Err(e) => {
                 report(Report::Trouble(&e));
@@ -266,7 +266,7 @@ impl<'c> Watch<'c> {
     }
 
     fn save_ledger(&mut self, report: &mut dyn FnMut(Report<'_>)) {
-        let names: Vec<String> = match inbox::list(&self.config.inbox) {
+        let names: Vec<String> = match inbox::list(&self.config.inbox, &self.config.set_marker) {
             Ok(entries) => entries.into_iter().map(|e| e.name).collect(),
             Err(_) => return, // the next listing reports it; the ledger keeps its names
         };

@@ -32,6 +32,7 @@ fn record(name: &str) -> RunRecord {
         engine: "local".into(),
         engine_settings: Default::default(),
         table_version: None,
+        parts: Vec::new(),
     }
 }
 

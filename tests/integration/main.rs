@@ -18,5 +18,6 @@ mod merge;
 mod progress;
 mod ranking;
 mod readers;
+mod sets;
 mod watch;
 mod watching;

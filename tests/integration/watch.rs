@@ -339,3 +339,26 @@ fn a_second_watch_of_the_product_is_busy_and_touches_nothing() {
     assert_eq!(product.tree("state"), before);
     assert!(first.stop().success());
 }
+
+#[test]
+fn a_set_lands_when_its_marker_appears_not_before() {
+    let product = Product::with_settings("");
+    let mut watch = Watching::start(&product);
+    let set = product.path().join("inbox").join("2024-03-01");
+    fs::create_dir(&set).unwrap();
+    for (i, status) in ["A", "B"].iter().enumerate() {
+        let mut text = events_from(status, i * 3 + 1, 3, "2024-03-01", status).join("\n");
+        text.push('\n');
+        fs::write(set.join(format!("part-{i:05}.jsonl")), text).unwrap();
+    }
+    // Two rescans with the parts in place and no marker: nothing lands.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(watch.outcomes().is_empty(), "{:?}", watch.outcomes());
+    assert!(product.checkpoint("2024-03-01").is_none());
+    fs::write(set.join("_SUCCESS"), b"").unwrap();
+    let landed = watch.wait_for("2024-03-01", "published");
+    assert_eq!(landed["parts"].as_array().unwrap().len(), 2);
+    assert_eq!(product.rows("2024-03-01").len(), 6);
+    assert_eq!(logged(&product), pairs(&[("2024-03-01", "published")]));
+    assert!(watch.stop().success());
+}

@@ -198,7 +198,7 @@ mod console {
     fn a_run_while_the_console_lands_is_busy_and_touches_nothing() {
         let (product, by_console, by_cli) = product(2000);
         let config = Config::load(&product.config).unwrap();
-        let stamp = workers::stamp_of(&by_console).unwrap();
+        let stamp = workers::stamp_of(&by_console, wharf::input::SET_MARKER).unwrap();
         let (holding_tx, holding) = mpsc::channel();
         let (release, release_rx) = mpsc::channel::<()>();
         // The console's landing worker, paused inside `land::run` at its first progress

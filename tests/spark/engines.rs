@@ -44,7 +44,7 @@ pub fn local_plan(config: &Config, input: &Path) -> (Plan, LocalEngine) {
 
 /// The Spark engine's census of `input`.
 pub fn spark_census(engine: &mut SparkEngine, config: &Config, input: &Path) -> Census {
-    let input = wharf::input::open(input).unwrap();
+    let input = wharf::input::open(input, wharf::input::SET_MARKER).unwrap();
     engine
         .census(config, &input, &Manifest::default(), &mut |_| true)
         .unwrap()

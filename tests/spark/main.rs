@@ -16,6 +16,7 @@ mod landing;
 mod merge;
 mod outage;
 mod parity;
+mod sets;
 mod splits;
 
 use wharf::engine::Engine;

@@ -108,6 +108,7 @@ fn first_frame(dir: &Path) {
             published_at: "2024-03-01T00:00:00Z".into(),
             tool_version: "0.1.0".into(),
             table_version: None,
+            parts: Vec::new(),
         };
         wharf::store::state::write_checkpoint(&config, &checkpoint).expect("checkpoint");
     }

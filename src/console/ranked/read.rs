@@ -23,7 +23,7 @@ pub fn read(
     progress: &mut dyn FnMut(u64, u64) -> bool,
     mut each: impl FnMut(EventFacts<'_>),
 ) -> Result<Collapsed> {
-    let opened = input::open(path)?;
+    let opened = input::open(path, &config.set_marker)?;
     let total = opened.size;
     let scratch_dir = std::env::temp_dir();
     let mut log = EventLog::new(Box::new(FileScratch::in_dir(&scratch_dir)), BUCKET_RECORDS);
@@ -36,9 +36,8 @@ pub fn read(
         batch
     };
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    pipeline::scan_chunks(
-        &opened.file,
-        path,
+    pipeline::scan_input(
+        &opened,
         config.max_line_bytes,
         threads,
         &classify,

@@ -252,6 +252,9 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .find(|r| app.ranked.path.as_ref() == Some(&r.entry.path))
         .is_some_and(|r| r.badge == Badge::Landed);
+    // A set's lines as (part, line) (§11.4), from the plan of the same input.
+    let plan = app.plan().filter(|_| app.ranked.path == app.inbox.selected);
+    let line_ref = |line: u64| plan.map_or(line.to_string(), |p| p.line_ref(line));
     let height = usize::from(body.height);
     let top = scroll(app.ranked.cursor, rows.len(), height);
     let mut lines = Vec::with_capacity(height);
@@ -286,7 +289,7 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
                 format!(
                     "{rank:>4} {:<iw$} {seq:>6} {:>6}",
                     clean_cut(&row.instant, iw),
-                    row.line
+                    line_ref(row.line)
                 ),
                 style,
             ),

@@ -81,8 +81,11 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
         .skip(top)
         .take(height)
         .map(|(i, row)| {
-            let (label, style) = badge(t, row.badge);
-            let size = size(row.entry.size);
+            let (label, style) = match &row.entry.set {
+                Some(set) if set.open => ("◌ open", t.pending),
+                _ => badge(t, row.badge),
+            };
+            let size = entry_size(&row.entry);
             let name_width = width.saturating_sub(1 + 10 + size.len() + 1);
             let name_style = if matches!(row.badge, Badge::Ignored(_)) {
                 t.ignored
@@ -123,8 +126,26 @@ fn plan_lines(app: &App) -> Vec<Line<'static>> {
     };
     let mut lines = vec![Line::from(vec![
         text(&row.entry.name, t.title),
-        Span::styled(format!("  {}", size(row.entry.size)), t.muted),
+        Span::styled(format!("  {}", entry_size(&row.entry)), t.muted),
     ])];
+    if let Some(set) = &row.entry.set {
+        let marker = &app.config.set_marker;
+        if set.open {
+            lines.push(Line::styled(
+                format!("Open set: no {marker} yet, so its producer may still be writing it."),
+                t.pending,
+            ));
+            lines.push(Line::styled(
+                format!("Wharf lands it once {marker} exists."),
+                t.muted,
+            ));
+            return lines;
+        }
+        if let Some(invalid) = &set.invalid {
+            lines.push(Line::styled(format!("Invalid set: {invalid}"), t.refused));
+            return lines;
+        }
+    }
     if let Badge::Ignored(why) = row.badge {
         lines.push(Line::styled(format!("Ignored: {why}."), t.ignored));
         lines.push(Line::styled(
@@ -291,4 +312,13 @@ fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
         spans.push(Span::styled(format!("  {why}"), t.refused));
     }
     Line::from(spans)
+}
+
+/// A file's size; a set's parts and total bytes (an open set's parts are not counted).
+fn entry_size(entry: &crate::inbox::InboxEntry) -> String {
+    match &entry.set {
+        Some(set) if set.open => "set".to_owned(),
+        Some(set) => format!("{} parts {}", set.parts, size(entry.size)),
+        None => size(entry.size),
+    }
 }

@@ -34,7 +34,7 @@ use super::{Engine, Progress, Staged};
 use crate::config::{Config, WriteMode};
 use crate::contract::{Date, Value};
 use crate::error::Result;
-use crate::input::{self, Input};
+use crate::input::{self, Input, PartDigest};
 use crate::pipeline;
 use crate::plan::{
     self, Batch, Census, DateCensus, Event, Manifest, MergeCounts, Merged, Plan, PublishedRows,
@@ -126,8 +126,9 @@ impl Engine for LocalEngine {
     ) -> Result<Census> {
         self.partitions.clear();
         self.events_by_key = None;
-        let (sha256, mut summary) =
+        let (parts, mut summary) =
             read_and_summarise(config, input, self.read, self.purpose, progress)?;
+        let sha256 = input.identity(&parts);
         self.events_by_key = summary.events_by_key.take().map(|events| *events);
         let fields = config.schema.fields.len();
         let mut counts = summary.counts.clone();
@@ -171,6 +172,7 @@ impl Engine for LocalEngine {
         };
         Ok(Census {
             sha256,
+            parts: if input.set { parts } else { Vec::new() },
             counts,
             findings: summary.findings,
             dates,
@@ -248,7 +250,7 @@ fn read_and_summarise(
     read: ReadOptions,
     purpose: Purpose,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(String, Summary)> {
+) -> Result<(Vec<PartDigest>, Summary)> {
     let scratch_dir = std::env::temp_dir();
     let finish = |tally: Tally| {
         tally
@@ -268,7 +270,7 @@ fn read_and_summarise(
         Finish::Done(summary) => return Ok((sha256, summary)),
         Finish::Rescan(conflicts) => conflicts,
     };
-    let again = input::open(&input.path)?;
+    let again = input::open(&input.path, &config.set_marker)?;
     let (second, tally) = read_and_tally(
         config,
         &again,
@@ -287,8 +289,8 @@ fn read_and_summarise(
     }
 }
 
-/// Reads `input` once: its SHA-256, and every line classified (by every core, in chunks)
-/// and tallied (two stages on two threads, one batch apart). The event log spills to
+/// Reads `input` once: each part's digest, and every line classified (by every core, in
+/// chunks) and tallied (two stages on two threads, one batch apart). The event log spills to
 /// `scratch`; `conflicts`: lines a first pass found to be conflicts ([`Tally::rescan`]).
 fn read_and_tally<'c>(
     config: &'c Config,
@@ -297,7 +299,7 @@ fn read_and_tally<'c>(
     progress: &mut dyn FnMut(Progress) -> bool,
     scratch: FileScratch,
     conflicts: Vec<u64>,
-) -> Result<(String, Tally<'c>)> {
+) -> Result<(Vec<PartDigest>, Tally<'c>)> {
     let log = EventLog::new(Box::new(scratch), read.log_bucket_records);
     // A trail is for an input without conflicts: a rescan keeps none.
     let trail = purpose == Purpose::Plan { trail: true } && conflicts.is_empty();
@@ -333,7 +335,7 @@ fn read_and_tally<'c>(
     // batch's events for §2 as batches arrive in order, the ranking thread keeps each
     // key's best.
     let (mut log, mut ranking) = tally.into_stages();
-    let (sha256, ranking) = std::thread::scope(|scope| {
+    let (digests, ranking) = std::thread::scope(|scope| {
         let (to_rank, batches) = sync_channel::<Batch>(2);
         let spare = &spare;
         let ranker = scope.spawn(move || {
@@ -346,9 +348,8 @@ fn read_and_tally<'c>(
             }
             ranking
         });
-        let sha256 = pipeline::scan_chunks(
-            &input.file,
-            &input.path,
+        let digests = pipeline::scan_input(
+            input,
             config.max_line_bytes,
             threads,
             &classify,
@@ -363,9 +364,9 @@ fn read_and_tally<'c>(
         let ranking = ranker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (sha256, ranking)
+        (digests, ranking)
     });
-    Ok((sha256?, Tally::from_stages(log, ranking)))
+    Ok((digests?, Tally::from_stages(log, ranking)))
 }
 
 /// §10: reads the published rows the batch's winners meet and merges them.

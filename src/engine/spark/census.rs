@@ -97,6 +97,7 @@ struct DriverRead {
 fn driver_census(pass: DriverPass) -> Census {
     Census {
         sha256: pass.sha256,
+        parts: Vec::new(),
         counts: Counts {
             lines: pass.lines,
             blank: pass.blank,

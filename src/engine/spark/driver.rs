@@ -76,13 +76,17 @@ pub fn read(
             issue,
         }),
     };
+    // The engine refuses sets and compressed files before this: one plain part.
+    let [part] = input.parts.as_slice() else {
+        return Err(Error::internal("the Spark driver pass was given a set"));
+    };
     let mut pass = DriverPass {
-        stamp: FileStamp::of(&input.file, &input.path)?,
+        stamp: FileStamp::of(&part.file, &input.path)?,
         ..DriverPass::default()
     };
     pass.sha256 = pipeline::scan(
-        &input.file,
-        &input.path,
+        &part.file,
+        &part.path,
         max_line_bytes,
         threads,
         &see,
@@ -100,7 +104,7 @@ pub fn read(
             }
         },
     )?;
-    if FileStamp::of(&input.file, &input.path)? != pass.stamp {
+    if FileStamp::of(&part.file, &input.path)? != pass.stamp {
         return Err(Error::Input {
             path: input.path.clone(),
             message: "the file changed while it was read (its size or modification time \

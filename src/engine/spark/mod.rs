@@ -138,6 +138,7 @@ impl Engine for SparkEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
+        refuse_unsupported(input)?;
         let (mut census, winners) = census::read(&self.session, config, input, progress)?;
         if let (WriteMode::Merge, Some(winners)) = (config.write_mode, &winners) {
             self.merge(config, winners, &mut census)?;
@@ -184,4 +185,21 @@ impl Drop for SparkEngine {
     fn drop(&mut self) {
         self.forget_winners();
     }
+}
+
+/// Sets and compressed inputs (CONTRACT.md §11) are read by the local engine only: Spark
+/// reads one plain file by path, and a wrong landing is worse than none.
+fn refuse_unsupported(input: &Input) -> Result<()> {
+    let what = if input.set {
+        "a set of parts"
+    } else if input.compressed() {
+        "a compressed file"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Usage(format!(
+        "{}: the Spark engine does not read {what} (CONTRACT.md §11); nothing was written. \
+         Land it with the local engine (`--engine local`, or `kind = \"local\"` under [engine])",
+        input.path.display()
+    )))
 }
