@@ -196,13 +196,16 @@ pub enum HistoryPane {
     Partitions,
 }
 
+/// A Delta publish root: its URL and current version (`None`: no commit yet).
+pub type TableAt = (String, Option<u64>);
+
 /// The History view.
 #[derive(Debug, Default)]
 pub struct HistoryState {
     /// The run log, newest first.
     pub runs: Vec<RunRecord>,
     pub partitions: Vec<PartitionRow>,
-    pub table: Option<super::msg::TableAt>,
+    pub table: Option<TableAt>,
     pub pane: HistoryPane,
     pub run_cursor: usize,
     pub partition_cursor: usize,

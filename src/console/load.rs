@@ -2,8 +2,8 @@
 //! quarantine, run log, partitions and their trash) and [`rejects`]. All through the
 //! core's own readers; a problem with one part is reported, the rest still shows.
 
-use super::app::PartitionRow;
-use super::msg::{Snapshot, TableAt};
+use super::app::{PartitionRow, TableAt};
+use super::msg::Snapshot;
 use crate::config::{Config, TableFormat};
 use crate::inbox;
 use crate::land::{commit, delta_trash, quarantine, runlog, trash};

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::app::{PartitionRow, Stamp, View};
+use super::app::{PartitionRow, Stamp, TableAt, View};
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use crate::contract::Date;
@@ -197,9 +197,6 @@ pub struct Landed {
     pub duration_ms: u64,
     pub allowed_shrink: bool,
 }
-
-/// A Delta publish root: its URL and current version (`None`: no commit yet).
-pub type TableAt = (String, Option<u64>);
 
 /// What a reload read.
 #[derive(Debug, Default)]
