@@ -57,15 +57,24 @@ pub fn published(
     let dates = delta::by_date(&found.files)
         .into_iter()
         .map(|(date, (rows, files))| {
-            let owner = manifest
-                .dates
-                .get(&date.to_string())
-                .filter(|e| e.table_files == files)
-                .map(|e| e.owner.clone());
+            let owner = owner_of(manifest, date, &files);
             (date, PublishedDate { rows, owner })
         })
         .collect();
     Published { checkpoint, dates }
+}
+
+/// The manifest's owner of `date`, while the table holds exactly the `files` it committed.
+pub fn owner_of(
+    manifest: &Manifest,
+    date: crate::contract::Date,
+    files: &[String],
+) -> Option<Owner> {
+    manifest
+        .dates
+        .get(&date.to_string())
+        .filter(|e| e.table_files == files)
+        .map(|e| e.owner.clone())
 }
 
 fn pending_path(config: &Config) -> PathBuf {

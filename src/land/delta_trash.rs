@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::commit::Found;
+use crate::land::commit::{self, Found};
 use crate::land::delta::TableFile;
 use crate::plan::{Manifest, Owner};
 use crate::store::{atomic, state};
@@ -84,11 +84,7 @@ pub fn current(found: &Found, manifest: &Manifest, date: Date, now: &str) -> Opt
         return None;
     }
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-    let owner = manifest
-        .dates
-        .get(&date.to_string())
-        .filter(|e| e.table_files == paths)
-        .map(|e| e.owner.clone());
+    let owner = commit::owner_of(manifest, date, &paths);
     Some(Kept {
         owner,
         rows: files.iter().map(|f| f.rows).sum(),
