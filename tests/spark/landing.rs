@@ -10,6 +10,20 @@ use serde_json::Value;
 use crate::engines;
 use crate::kit::{Events, Product, event, event_seq};
 
+/// `wharf run INPUT --json` on the Spark engine at the suite's remote.
+fn spark_run_json(product: &Product, input: &std::path::Path) -> crate::kit::Ran {
+    let remote = engines::remote();
+    product.wharf(&[
+        "run",
+        input.to_str().unwrap(),
+        "--json",
+        "--engine",
+        "spark",
+        "--remote",
+        &remote,
+    ])
+}
+
 /// What a landing's `--json` says that both engines must agree on. A refusal found by
 /// the driver's own pass (a breach, the reject cap) compares only what that pass counts:
 /// the Spark engine refuses it before any Spark job, so never counts keys or retries.
@@ -35,7 +49,6 @@ fn agreed(out: &Value) -> Value {
 /// Lands each batch on both engines in turn and compares after each.
 fn both_engines_land_alike(settings: &str, batches: &[Vec<Vec<u8>>]) {
     let _server = engines::server();
-    let remote = engines::remote();
     let local = Product::with_settings(settings);
     let spark = Product::with_settings(settings);
     for (index, lines) in batches.iter().enumerate() {
@@ -50,15 +63,7 @@ fn both_engines_land_alike(settings: &str, batches: &[Vec<Vec<u8>>]) {
         );
         let before = (local.snapshot(), spark.snapshot());
         let on_local = local.run_json(&a);
-        let on_spark = spark.wharf(&[
-            "run",
-            b.to_str().unwrap(),
-            "--json",
-            "--engine",
-            "spark",
-            "--remote",
-            &remote,
-        ]);
+        let on_spark = spark_run_json(&spark, &b);
         assert_eq!(
             on_local.code, on_spark.code,
             "{name}: exit codes\nlocal: {}\nspark: {}",
@@ -181,7 +186,6 @@ fn a_refusal_before_the_row_work_reports_unknown_counts_not_zero() {
 #[test]
 fn an_input_named_like_a_glob_is_read_as_that_one_file() {
     let _server = engines::server();
-    let remote = engines::remote();
     let product = Product::new();
     let named = [
         event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
@@ -196,15 +200,7 @@ fn an_input_named_like_a_glob_is_read_as_that_one_file() {
     .join("\n");
     let input = product.input_bytes("o[1]*{a,b}?.jsonl", named.as_bytes());
     product.input_bytes("o1-a-.jsonl", decoy.as_bytes());
-    let out = product.wharf(&[
-        "run",
-        input.to_str().unwrap(),
-        "--json",
-        "--engine",
-        "spark",
-        "--remote",
-        &remote,
-    ]);
+    let out = spark_run_json(&product, &input);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.json()["counts"]["keys"], 3);
     let keys: Vec<String> = product
@@ -263,7 +259,6 @@ fn delta_rows(
 #[test]
 fn the_spark_engine_lands_into_a_local_delta_table_as_the_local_engine_does() {
     let _server = engines::server();
-    let remote = engines::remote();
     let config = format!(
         "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"delta\"\n{}",
         crate::kit::schema()
@@ -279,15 +274,7 @@ fn the_spark_engine_lands_into_a_local_delta_table_as_the_local_engine_does() {
             .collect();
         let on_local = local.run_json(&local.input_bytes(&name, &bytes));
         let input = spark.input_bytes(&name, &bytes);
-        let on_spark = spark.wharf(&[
-            "run",
-            input.to_str().unwrap(),
-            "--json",
-            "--engine",
-            "spark",
-            "--remote",
-            &remote,
-        ]);
+        let on_spark = spark_run_json(&spark, &input);
         assert_eq!(on_local.code, 0, "{name}: {}", on_local.stderr);
         assert_eq!(on_spark.code, 0, "{name}: {}", on_spark.stderr);
         assert_eq!(on_spark.json()["action"], "published", "{name}");
