@@ -144,8 +144,9 @@ pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<notify::RecommendedWat
 }
 
 /// Watches `inbox` and its folders (a set closes when its marker appears inside it),
-/// calling `on_change` on the watcher's thread for
-/// each change, and for each error the watcher reports (events may have been lost, so
+/// calling `on_change` on the watcher's thread for each change (not for a read: every
+/// listing and hash opens the inbox, so a reader woken by opens would wake itself
+/// forever), and for each error the watcher reports (events may have been lost, so
 /// the listing is worth reading again). The watcher stops when the returned value is
 /// dropped.
 pub fn watch_with(
@@ -156,7 +157,12 @@ pub fn watch_with(
     // A link in the inbox is never followed, nor watched through.
     let settings = notify::Config::default().with_follow_symlinks(false);
     let mut watcher = notify::RecommendedWatcher::new(
-        move |_: notify::Result<notify::Event>| on_change(),
+        move |event: notify::Result<notify::Event>| {
+            if event.as_ref().is_ok_and(|e| is_a_read(&e.kind)) {
+                return;
+            }
+            on_change()
+        },
         settings,
     )
     .map_err(|e| {
@@ -178,4 +184,15 @@ pub fn watch_with(
             )
         })?;
     Ok(watcher)
+}
+
+/// An open, a read or a close without writing: something looked, nothing changed.
+fn is_a_read(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    matches!(
+        kind,
+        EventKind::Access(
+            AccessKind::Open(_) | AccessKind::Read | AccessKind::Close(AccessMode::Read)
+        )
+    )
 }

@@ -362,3 +362,34 @@ fn a_set_lands_when_its_marker_appears_not_before() {
     assert_eq!(logged(&product), pairs(&[("2024-03-01", "published")]));
     assert!(watch.stop().success());
 }
+
+/// Listing the inbox and reading an input open them, and inotify reports opens: a
+/// watcher woken by its own reads would rescan forever (the console's settle waited out
+/// 30 s on that). Only a change wakes it.
+#[test]
+fn reading_the_inbox_does_not_wake_its_watcher_and_a_rename_does() {
+    let product = Product::with_settings("");
+    let inbox = product.path().join("inbox");
+    let present = rename_in(
+        &product,
+        "01-present.jsonl",
+        &events("p", 3, "2024-03-01", "A"),
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _watcher = wharf::inbox::watch(&inbox, tx).unwrap();
+    wharf::inbox::list(&inbox, "_SUCCESS").unwrap();
+    fs::read(&present).unwrap();
+    fs::metadata(&present).unwrap();
+    assert!(
+        rx.recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "a listing or a read woke the watcher"
+    );
+    rename_in(
+        &product,
+        "02-arrived.jsonl",
+        &events("q", 3, "2024-03-02", "A"),
+    );
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a rename into the inbox wakes the watcher");
+}
