@@ -43,15 +43,19 @@ JSON
       >"$run/log" 2>&1 &
     echo $! > "$run/pid"
     for _ in $(seq 1 120); do
-      # Ready when the bucket answers a signed-less request with an S3 reply.
-      if curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/wharf" 2>/dev/null | grep -qE '^(200|403)$'; then
+      # Ready only when a signed write lands: a bucket that answers a GET can still hang
+      # every PUT while no volume is writable (seen in CI as 30 s upload timeouts).
+      if printf 'ready' | curl -s -m 10 -o /dev/null -w '%{http_code}' -T - \
+        --aws-sigv4 "aws:amz:us-east-1:s3" --user "$access:$secret" \
+        "http://127.0.0.1:$port/wharf/.ready" 2>/dev/null | grep -qE '^200$'; then
         echo "server.sh: SeaweedFS S3 on 127.0.0.1:$port (pid $(cat "$run/pid"))" >&2
         exit 0
       fi
       kill -0 "$(cat "$run/pid")" 2>/dev/null || { echo "server.sh: weed exited; see $run/log" >&2; tail -20 "$run/log" >&2; exit 1; }
       sleep 0.5
     done
-    echo "server.sh: SeaweedFS did not answer on $port in 60 s; see $run/log" >&2
+    echo "server.sh: SeaweedFS did not take a write on $port in 60 s; see $run/log" >&2
+    tail -20 "$run/log" >&2; df -h "$run" >&2
     exit 1
     ;;
   stop)
@@ -63,6 +67,10 @@ JSON
       rm -rf "$run"
     fi
     ;;
+  log)
+    # What a failed suite needs to tell a hung server from a Wharf bug.
+    [[ -f $run/log ]] && tail -40 "$run/log" && df -h "$run"
+    ;;
   env)
     echo "AWS_ENDPOINT_URL=http://127.0.0.1:$port"
     echo "AWS_ALLOW_HTTP=true"
@@ -70,5 +78,5 @@ JSON
     echo "AWS_ACCESS_KEY_ID=$access"
     echo "AWS_SECRET_ACCESS_KEY=$secret"
     ;;
-  *) echo "usage: server.sh start|stop|env [--port P]" >&2; exit 2 ;;
+  *) echo "usage: server.sh start|stop|log|env [--port P]" >&2; exit 2 ;;
 esac
