@@ -272,14 +272,8 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             ));
         }
     };
-    if table_format == TableFormat::Delta && write_mode == WriteMode::Merge {
-        // Not built yet (CONTRACT.md §12 with §10): refused rather than half-done.
-        return Err(
-            "write_mode = \"merge\" with table_format = \"delta\" is not supported yet; \
-             use write_mode = \"replace\" or a hive publish root"
-                .into(),
-        );
-    }
+    let engine = raw.engine.validate()?;
+    check_engine_fits(table_format, write_mode, engine.kind)?;
     Ok(Config {
         path: folder.to_owned(),
         product,
@@ -300,7 +294,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         delta_checkpoint_interval,
         set_marker: valid_marker(raw.set_marker)?,
         schema: validate_schema(raw.schema)?,
-        engine: raw.engine.validate()?,
+        engine,
     })
 }
 
@@ -514,6 +508,27 @@ fn check_disjoint(roots: &[(&str, &PathBuf)]) -> std::result::Result<(), String>
     Ok(())
 }
 
+/// Whether `kind` can land with this format and mode: the Spark merge reads hive folders,
+/// and a Delta table's folders also hold files no version references, so merge on Delta
+/// is the local engine's (refused rather than half-done).
+pub fn check_engine_fits(
+    table_format: TableFormat,
+    write_mode: WriteMode,
+    kind: EngineKind,
+) -> Result<(), String> {
+    if table_format == TableFormat::Delta
+        && write_mode == WriteMode::Merge
+        && kind == EngineKind::Spark
+    {
+        return Err(
+            "write_mode = \"merge\" on a Delta table needs [engine] kind = \"local\"; \
+             the Spark engine merges into hive publish roots only"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// The orders product the unit tests of several modules share.
 #[cfg(test)]
 pub(crate) mod fixtures {
@@ -683,8 +698,8 @@ seq        = { type = "int" }
                 "only local paths",
             ),
             (
-                "table_format = \"delta\"\nwrite_mode = \"merge\"",
-                "not supported yet",
+                "table_format = \"delta\"\nwrite_mode = \"merge\"\n[engine]\nkind = \"spark\"\nremote = \"sc://h:1\"",
+                "needs [engine] kind = \"local\"",
             ),
             (
                 "table_format = \"delta\"\ndelta_checkpoint_interval = 0",

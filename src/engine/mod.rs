@@ -15,6 +15,7 @@ use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::input::Input;
 use crate::plan::{Census, Manifest, Plan};
+use crate::store::dataset::Dataset;
 
 pub mod local;
 #[cfg(feature = "spark")]
@@ -59,13 +60,14 @@ pub trait Engine {
 
     /// Reads `input` once: its SHA-256, every line classified (§1), retries and
     /// conflicts (§2), the winner of every key (§3), their dates (§4) and, in merge mode,
-    /// what the winners do to the published dates of `manifest` (§10). Writes nothing;
-    /// keeps what [`Engine::stage`] needs.
+    /// what the winners do to the rows `dataset` publishes now, as `manifest` records
+    /// them (§10). Writes nothing; keeps what [`Engine::stage`] needs.
     fn census(
         &mut self,
         config: &Config,
         input: &Input,
         manifest: &Manifest,
+        dataset: &dyn Dataset,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census>;
 

@@ -1,8 +1,9 @@
 //! EFFECTS. §6.2–6.4 for a Delta publish root (CONTRACT.md §12): the engine stages the
 //! dates in a local folder of the state root, the files are uploaded under names no
 //! version references (`event_date=D/part-<generation>-<n>.parquet`), then one commit
-//! removes every file of the replaced dates and adds the new ones; the manifest and the
-//! checkpoint follow, naming the version.
+//! removes every file of the replaced dates and adds the new ones (in merge mode, of every
+//! date the merge touched: a date it emptied gets no new file); merge mode's key index,
+//! the manifest and the checkpoint follow, naming the version.
 //!
 //! The uploads are recorded first in `<state_root>/delta-pending.json`: a crash or a
 //! conflict leaves files no version references, and the next landing deletes exactly
@@ -14,14 +15,15 @@ use std::path::PathBuf;
 
 use delta_kernel::SnapshotRef;
 
-use crate::config::Config;
+use crate::config::{Config, WriteMode};
 use crate::engine::{Engine, Progress, Staged};
 use crate::error::{Error, Result};
 use crate::land::delta::{self, AddFile, CommitNote, NewFile, Table, TableFile};
+use crate::land::delta_read::TableVersion;
 use crate::land::delta_trash;
 use crate::land::folder;
 use crate::plan::{Manifest, Owner, PartitionEntry, Plan, Published, PublishedDate};
-use crate::store::{atomic, failpoint, state};
+use crate::store::{atomic, failpoint, keys, state};
 
 /// The table as a landing found it: what planning decided against and publishing
 /// commits over (the version the commit must follow).
@@ -131,7 +133,7 @@ pub fn publish(
     let staging = staging_dir(config);
     folder::remove_dir_all(&staging)?;
     atomic::create_dir_all(&staging)?;
-    let Staged { .. } = engine.stage(config, plan, &staging, progress)?;
+    let Staged { keys, .. } = engine.stage(config, plan, &staging, progress)?;
     failpoint::hit("after_stage");
 
     let mut new_files: Vec<NewFile> = Vec::new();
@@ -247,6 +249,12 @@ pub fn publish(
                 table_files: files,
             },
         );
+    }
+    if let Some(written) = keys.filter(|_| config.write_mode == WriteMode::Merge) {
+        // Entries of dates this commit left alone stay valid: the found version holds
+        // there what the manifest records.
+        let before = TableVersion(found);
+        keys::write(config, &manifest, &before, &written, now)?;
     }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");

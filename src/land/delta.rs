@@ -306,6 +306,19 @@ impl Table {
         Ok(())
     }
 
+    /// The bytes of the data file `path` (relative to the root), whole: a merge reads
+    /// every row of the dates it meets anyway.
+    pub fn fetch(&self, path: &str) -> Result<bytes::Bytes> {
+        let target = self.store_path(path)?;
+        let fetched = self.runtime.block_on(async {
+            match self.store.get(&target).await {
+                Ok(got) => got.bytes().await,
+                Err(e) => Err(e),
+            }
+        });
+        fetched.map_err(|e| self.error("read a data file", e))
+    }
+
     /// One commit: removes `remove` (paths of the current version), adds `add` (uploaded),
     /// creating the table on its first landing. Returns the committed version; another
     /// writer's commit of that version first is [`Error::TableBusy`].

@@ -8,6 +8,7 @@
 
 pub mod commit;
 pub mod delta;
+pub mod delta_read;
 pub mod delta_trash;
 mod folder;
 pub mod lock;
@@ -26,6 +27,7 @@ use crate::engine::{Engine, Staged};
 use crate::error::Result;
 use crate::input;
 use crate::plan::{self, Action, Checkpoint, DecideOptions, Manifest, Owner, PartitionEntry, Plan};
+use crate::store::dataset::HiveFolders;
 use crate::store::{atomic, failpoint, keys, state};
 
 pub use crate::engine::Progress;
@@ -86,7 +88,16 @@ fn plan_with_manifest(
         TableFormat::Hive => None,
         TableFormat::Delta => Some(commit::find(config)?),
     };
-    let census = engine.census(config, &input, &manifest, progress)?;
+    let census = match &found {
+        None => {
+            let folders = HiveFolders(&config.publish_root);
+            engine.census(config, &input, &manifest, &folders, progress)?
+        }
+        Some(found) => {
+            let version = delta_read::TableVersion(found);
+            engine.census(config, &input, &manifest, &version, progress)?
+        }
+    };
     let published = match &found {
         None => state::published(config, checkpoint, &manifest)?,
         Some(found) => commit::published(found, checkpoint, &manifest),
@@ -249,7 +260,13 @@ fn publish(
     swap::clean_staging(config)?;
     failpoint::hit("after_swaps");
     if let Some(written) = keys.filter(|_| config.write_mode == WriteMode::Merge) {
-        keys::write(config, &manifest, &written, now)?;
+        keys::write(
+            config,
+            &manifest,
+            &HiveFolders(&config.publish_root),
+            &written,
+            now,
+        )?;
     }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");

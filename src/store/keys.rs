@@ -1,7 +1,8 @@
 //! Where each key lives, for merge mode (CONTRACT.md §10.5): `<state_root>/keys.json`
 //! holds, per published date, the manifest's `published_at` it was taken at and the keys
 //! on that date. A date whose entry is missing or stale (replaced, restored, written by
-//! hand) is rebuilt from its published files, so the index can always be rebuilt.
+//! hand, or on a Delta table another writer changed) is rebuilt from its published
+//! files, so the index can always be rebuilt.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -12,7 +13,8 @@ use crate::config::Config;
 use crate::contract::{Date, Value};
 use crate::error::{Error, Result};
 use crate::plan::Manifest;
-use crate::store::{atomic, parquet_files, state};
+use crate::store::atomic;
+use crate::store::dataset::Dataset;
 
 /// A key as stored in the index.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,23 +56,33 @@ fn read(config: &Config) -> Result<KeyIndex> {
     }
 }
 
-/// The entries of the index that still describe their date.
-fn valid_entries(config: &Config, manifest: &Manifest) -> Result<BTreeMap<String, IndexedDate>> {
+/// The entries of the index that still describe their date: taken at the manifest's
+/// record of it, while `dataset` still holds what that record says.
+fn valid_entries(
+    config: &Config,
+    manifest: &Manifest,
+    dataset: &dyn Dataset,
+) -> Result<BTreeMap<String, IndexedDate>> {
     let mut index = read(config)?;
     index.dates.retain(|date, entry| {
-        manifest
-            .dates
-            .get(date)
-            .is_some_and(|m| m.published_at == entry.published_at)
+        let recorded = manifest.dates.get(date);
+        let holds = |m: &crate::plan::PartitionEntry| {
+            Date::parse(date).is_some_and(|d| dataset.holds_as_recorded(d, m))
+        };
+        recorded.is_some_and(|m| m.published_at == entry.published_at && holds(m))
     });
     Ok(index.dates)
 }
 
 /// Every published key and the dates it lives on (two only after a crash mid-merge).
-pub fn load(config: &Config, manifest: &Manifest) -> Result<HashMap<Value, Vec<Date>>> {
-    let valid = valid_entries(config, manifest)?;
+pub fn load(
+    config: &Config,
+    manifest: &Manifest,
+    dataset: &dyn Dataset,
+) -> Result<HashMap<Value, Vec<Date>>> {
+    let valid = valid_entries(config, manifest, dataset)?;
     let mut out = HashMap::new();
-    for (date, folder) in state::list_partitions(&config.publish_root)? {
+    for date in dataset.dates()? {
         match valid.get(&date.to_string()) {
             Some(entry) => {
                 for key in &entry.keys {
@@ -78,7 +90,7 @@ pub fn load(config: &Config, manifest: &Manifest) -> Result<HashMap<Value, Vec<D
                 }
             }
             None => {
-                for row in parquet_files::read_partition(&folder, &config.schema)? {
+                for row in dataset.rows(date, &config.schema)? {
                     out.entry(row[config.schema.key].clone())
                         .or_insert_with(Vec::new)
                         .push(date);
@@ -93,10 +105,11 @@ pub fn load(config: &Config, manifest: &Manifest) -> Result<HashMap<Value, Vec<D
 pub fn write(
     config: &Config,
     manifest_before: &Manifest,
+    dataset_before: &dyn Dataset,
     written: &BTreeMap<Date, Vec<Value>>,
     now: &str,
 ) -> Result<()> {
-    let mut dates = valid_entries(config, manifest_before)?;
+    let mut dates = valid_entries(config, manifest_before, dataset_before)?;
     for (date, keys) in written {
         let keys = keys.iter().filter_map(to_stored).collect();
         dates.insert(

@@ -1,5 +1,6 @@
 //! EFFECTS, shared. The dataset and the state on disk as every part of Wharf reads and
-//! writes them: crash-safe writes ([`atomic`]), the failpoints and injected faults that
+//! writes them: crash-safe writes ([`atomic`]), what a merge reads of
+//! the published dataset, hive or Delta ([`dataset`]), the failpoints and injected faults that
 //! prove them ([`failpoint`]), the published Parquet read back ([`parquet_files`]), the
 //! checkpoint, manifest and paths ([`state`]), and merge mode's key index ([`keys`]).
 //!
@@ -7,6 +8,7 @@
 //! is used by them, so no two modules import each other.
 
 pub mod atomic;
+pub mod dataset;
 pub mod failpoint;
 pub mod keys;
 pub mod parquet_files;

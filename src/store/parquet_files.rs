@@ -44,32 +44,41 @@ pub fn parquet_paths(folder: &Path) -> Result<Vec<PathBuf>> {
 /// Every row of every `*.parquet` file in `folder`, as records of `schema` (a column the
 /// files lack reads as null). Timestamps come back at the published microsecond precision.
 pub fn read_partition(folder: &Path, schema: &Schema) -> Result<Vec<crate::contract::Record>> {
-    use parquet::record::Field;
     let mut rows = Vec::new();
     for path in parquet_paths(folder)? {
-        let reader = open_reader(&path)?;
-        let fail = |e: parquet::errors::ParquetError| Error::CorruptState {
-            path: path.clone(),
-            detail: e.to_string(),
-        };
-        for row in reader.get_row_iter(None).map_err(fail)? {
-            let row = row.map_err(fail)?;
-            let mut record = vec![Value::Null; schema.fields.len()];
-            for (name, field) in row.get_column_iter() {
-                let Some(index) = schema.index_of(name) else {
-                    continue;
-                };
-                record[index] = match field {
-                    Field::Long(n) => Value::Int(*n),
-                    Field::TimestampMicros(us) => {
-                        Value::Ts(crate::contract::Instant::from_micros(*us))
-                    }
-                    Field::Str(s) => Value::Str(s.as_str().into()),
-                    _ => Value::Null,
-                };
-            }
-            rows.push(record.into_boxed_slice());
+        rows.extend(read_records(open_reader(&path)?, &path, schema)?);
+    }
+    Ok(rows)
+}
+
+/// The rows of one published file, read by `reader` (a local file, or an object's bytes
+/// fetched from a table's store); `path` names it in errors.
+pub fn read_records<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: SerializedFileReader<R>,
+    path: &Path,
+    schema: &Schema,
+) -> Result<Vec<crate::contract::Record>> {
+    use parquet::record::Field;
+    let fail = |e: parquet::errors::ParquetError| Error::CorruptState {
+        path: path.to_owned(),
+        detail: e.to_string(),
+    };
+    let mut rows = Vec::new();
+    for row in reader.get_row_iter(None).map_err(fail)? {
+        let row = row.map_err(fail)?;
+        let mut record = vec![Value::Null; schema.fields.len()];
+        for (name, field) in row.get_column_iter() {
+            let Some(index) = schema.index_of(name) else {
+                continue;
+            };
+            record[index] = match field {
+                Field::Long(n) => Value::Int(*n),
+                Field::TimestampMicros(us) => Value::Ts(crate::contract::Instant::from_micros(*us)),
+                Field::Str(s) => Value::Str(s.as_str().into()),
+                _ => Value::Null,
+            };
         }
+        rows.push(record.into_boxed_slice());
     }
     Ok(rows)
 }

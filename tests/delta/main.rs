@@ -8,6 +8,7 @@
 
 #[path = "../kit/mod.rs"]
 mod kit;
+mod merge;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

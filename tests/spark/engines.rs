@@ -46,7 +46,13 @@ pub fn local_plan(config: &Config, input: &Path) -> (Plan, LocalEngine) {
 pub fn spark_census(engine: &mut SparkEngine, config: &Config, input: &Path) -> Census {
     let input = wharf::input::open(input, wharf::input::SET_MARKER).unwrap();
     engine
-        .census(config, &input, &Manifest::default(), &mut |_| true)
+        .census(
+            config,
+            &input,
+            &Manifest::default(),
+            &wharf::store::dataset::HiveFolders(&config.publish_root),
+            &mut |_| true,
+        )
         .unwrap()
 }
 

@@ -28,7 +28,13 @@ fn a_set_or_a_compressed_file_is_refused_naming_the_local_engine() {
     for path in [set, file] {
         let input = wharf::input::open(&path, wharf::input::SET_MARKER).unwrap();
         let error = engine
-            .census(&config, &input, &Manifest::default(), &mut |_| true)
+            .census(
+                &config,
+                &input,
+                &Manifest::default(),
+                &wharf::store::dataset::HiveFolders(&config.publish_root),
+                &mut |_| true,
+            )
             .expect_err("Spark refuses");
         let message = error.to_string();
         assert_eq!(error.exit_code(), 2, "{message}");

@@ -39,7 +39,8 @@ use crate::pipeline;
 use crate::plan::{
     self, Batch, Census, DateCensus, Event, Manifest, MergeCounts, Merged, Plan, PublishedRows,
 };
-use crate::store::{atomic, keys, parquet_files, state};
+use crate::store::dataset::Dataset;
+use crate::store::{atomic, keys, state};
 use scratch::FileScratch;
 
 /// How the local engine reads its input. Every shipped path uses [`ReadOptions::default`];
@@ -122,6 +123,7 @@ impl Engine for LocalEngine {
         config: &Config,
         input: &Input,
         manifest: &Manifest,
+        dataset: &dyn Dataset,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.partitions.clear();
@@ -145,7 +147,7 @@ impl Engine for LocalEngine {
                     .collect()
             }
             WriteMode::Merge => {
-                let merged = merge_batch(config, manifest, &summary)?;
+                let merged = merge_batch(config, manifest, dataset, &summary)?;
                 counts.stale = merged.stale;
                 counts.ties_by_arrival += merged.ties_by_arrival;
                 let mut dates = BTreeMap::new();
@@ -370,9 +372,14 @@ fn read_and_tally<'c>(
 }
 
 /// §10: reads the published rows the batch's winners meet and merges them.
-fn merge_batch(config: &Config, manifest: &Manifest, summary: &Summary) -> Result<Merged> {
+fn merge_batch(
+    config: &Config,
+    manifest: &Manifest,
+    dataset: &dyn Dataset,
+    summary: &Summary,
+) -> Result<Merged> {
     let schema = &config.schema;
-    let live = keys::load(config, manifest)?;
+    let live = keys::load(config, manifest, dataset)?;
     let winners: Vec<Event> = summary.winners.events().collect();
     let mut dates: BTreeSet<Date> = BTreeSet::new();
     for winner in &winners {
@@ -388,14 +395,12 @@ fn merge_batch(config: &Config, manifest: &Manifest, summary: &Summary) -> Resul
                 .copied(),
         );
     }
+    let present: BTreeSet<Date> = dataset.dates()?.into_iter().collect();
     let mut published = PublishedRows::default();
-    for date in dates {
-        let folder = state::partition_dir(&config.publish_root, date);
-        if folder.is_dir() {
-            published
-                .by_date
-                .insert(date, parquet_files::read_partition(&folder, schema)?);
-        }
+    for date in dates.intersection(&present) {
+        published
+            .by_date
+            .insert(*date, dataset.rows(*date, schema)?);
     }
     Ok(plan::merge::merge(&winners, &published, schema))
 }

@@ -135,10 +135,20 @@ impl Engine for SparkEngine {
         config: &Config,
         input: &Input,
         _manifest: &Manifest,
+        // Spark reads the hive folders itself: merge on a Delta table is not its.
+        _dataset: &dyn crate::store::dataset::Dataset,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
         refuse_unsupported(input)?;
+        // Also for a config built in code rather than loaded, which skipped this check.
+        let kind = crate::config::EngineKind::Spark;
+        crate::config::check_engine_fits(config.table_format, config.write_mode, kind).map_err(
+            |message| crate::Error::Config {
+                path: config.path.clone(),
+                message,
+            },
+        )?;
         let (mut census, winners) = census::read(&self.session, config, input, progress)?;
         if let (WriteMode::Merge, Some(winners)) = (config.write_mode, &winners) {
             self.merge(config, winners, &mut census)?;

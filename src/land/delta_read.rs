@@ -1,0 +1,55 @@
+//! EFFECTS, reads only. A Delta table's version as merge mode reads it (a
+//! [`Dataset`]): its dates and their files are the version the landing found, never the
+//! folders under the root (those also hold the trash's removed files and other writers'
+//! uncommitted ones); a date's rows are its files fetched through the table's store.
+
+use std::path::Path;
+
+use parquet::file::reader::SerializedFileReader;
+
+use crate::contract::{Date, Record, Schema};
+use crate::error::{Error, Result};
+use crate::land::commit::Found;
+use crate::land::delta;
+use crate::plan::PartitionEntry;
+use crate::store::dataset::Dataset;
+use crate::store::parquet_files;
+
+/// The version `found` read.
+pub struct TableVersion<'a>(pub &'a Found);
+
+impl TableVersion<'_> {
+    /// The paths of `date`'s files in this version, in byte order.
+    fn files_of(&self, date: Date) -> Vec<String> {
+        let files = self.0.files.iter().filter(|f| f.date == date);
+        let mut paths: Vec<String> = files.map(|f| f.path.clone()).collect();
+        paths.sort();
+        paths
+    }
+}
+
+impl Dataset for TableVersion<'_> {
+    fn dates(&self) -> Result<Vec<Date>> {
+        Ok(delta::by_date(&self.0.files).into_keys().collect())
+    }
+
+    fn rows(&self, date: Date, schema: &Schema) -> Result<Vec<Record>> {
+        let mut rows = Vec::new();
+        for path in self.files_of(date) {
+            let bytes = self.0.table.fetch(&path)?;
+            let named = Path::new(self.0.table.url()).join(&path);
+            let reader = SerializedFileReader::new(bytes).map_err(|e| Error::CorruptState {
+                path: named.clone(),
+                detail: e.to_string(),
+            })?;
+            rows.extend(parquet_files::read_records(reader, &named, schema)?);
+        }
+        Ok(rows)
+    }
+
+    fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool {
+        let mut recorded = entry.table_files.clone();
+        recorded.sort();
+        recorded == self.files_of(date)
+    }
+}

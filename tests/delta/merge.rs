@@ -1,0 +1,198 @@
+//! Merge mode (CONTRACT.md §10) on a Delta table (§12): the same micro-batches merged
+//! into a hive root and into a Delta table, local and on S3, give the same rows per date
+//! and the same counts; each landing is one commit; a date the merge empties leaves the
+//! table in that commit; a rerun skips and a refusal leaves the table as it was. The
+//! table's folders keep removed files for restore, so a merge that read folders rather
+//! than the version would count those rows twice: the parity catches it.
+
+use std::collections::BTreeMap;
+
+use super::{Root, delta_product, kit, run};
+use kit::product::{Product, Ran};
+
+/// The third batch rewrites three dates (one loses its keys, one changes, one is new).
+const MERGE: &str = "write_mode = \"merge\"\nmax_dates = 3";
+
+const PII: &str = r#"{"event_id":"x1","order_id":9,"status":"PAID","updated_at":"2024-03-01T12:00:00Z","email":"a@example.com"}"#;
+
+/// The batches, in landing order, each as (name, lines).
+fn batches() -> Vec<(&'static str, Vec<String>)> {
+    let e = kit::event;
+    vec![
+        (
+            "b1.jsonl",
+            vec![
+                e("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
+                e("e2", 2, "PENDING", "2024-03-01T10:01:00Z"),
+                e("e3", 3, "PENDING", "2024-03-01T10:02:00Z"),
+                e("e4", 4, "PENDING", "2024-03-02T09:00:00Z"),
+            ],
+        ),
+        (
+            // 2 updated in place, 3 moves to the next day, 5 is new, 1's event is late.
+            "b2.jsonl",
+            vec![
+                e("e5", 2, "PAID", "2024-03-01T11:00:00Z"),
+                e("e6", 3, "PAID", "2024-03-02T08:00:00Z"),
+                e("e7", 5, "PENDING", "2024-03-02T10:00:00Z"),
+                e("e8", 1, "PAID", "2024-03-01T09:00:00Z"),
+            ],
+        ),
+        (
+            // 1 and 2 leave the first day, which empties and leaves the table.
+            "b3.jsonl",
+            vec![
+                e("e9", 1, "SHIPPED", "2024-03-03T07:00:00Z"),
+                e("e10", 2, "SHIPPED", "2024-03-03T07:30:00Z"),
+                e("e11", 4, "PAID", "2024-03-02T12:00:00Z"),
+            ],
+        ),
+    ]
+}
+
+fn merge_hive() -> Product {
+    Product::with_settings(MERGE)
+}
+
+fn merge_delta(publish_root: &str) -> Product {
+    let product = delta_product(publish_root);
+    let config = std::fs::read_to_string(&product.config).unwrap();
+    std::fs::write(&product.config, format!("{MERGE}\n{config}")).unwrap();
+    product
+}
+
+/// The hive root's rows by date, as `Root::rows` gives the table's.
+fn hive_rows(product: &Product) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&product.publish).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if let Some(date) = name.strip_prefix("event_date=") {
+            out.insert(date.to_owned(), kit::read_rows(&path));
+        }
+    }
+    out
+}
+
+fn sorted(
+    mut rows: BTreeMap<String, Vec<BTreeMap<String, String>>>,
+) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
+    for day in rows.values_mut() {
+        day.sort();
+    }
+    rows
+}
+
+fn land(product: &Product, name: &str, lines: &[String], s3: bool) -> Ran {
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    run(product, &product.input(name, &lines), s3)
+}
+
+fn merges_as_hive_does(delta: &Product, root: &Root, s3: bool) {
+    let hive = merge_hive();
+    for (n, (name, lines)) in batches().iter().enumerate() {
+        let by_hive = land(&hive, name, lines, false);
+        let by_delta = land(delta, name, lines, s3);
+        assert_eq!(by_hive.code, 0, "{name}: {}", by_hive.stderr);
+        assert_eq!(
+            by_delta.code, 0,
+            "{name}: {}{}",
+            by_delta.stdout, by_delta.stderr
+        );
+        let (h, d) = (by_hive.json(), by_delta.json());
+        assert_eq!(d["action"], "published", "{name}");
+        assert_eq!(
+            d["dates"], h["dates"],
+            "{name}: the same plan, date by date"
+        );
+        assert_eq!(d["counts"], h["counts"], "{name}: the same counts");
+        assert_eq!(
+            sorted(root.rows()),
+            sorted(hive_rows(&hive)),
+            "{name}: the same rows"
+        );
+        assert_eq!(
+            root.commits().len(),
+            n + 1,
+            "{name}: one commit per landing"
+        );
+    }
+    let rows = root.rows();
+    assert_eq!(
+        rows.keys().collect::<Vec<_>>(),
+        ["2024-03-02", "2024-03-03"],
+        "the emptied first day left the table"
+    );
+    assert_eq!(
+        super::statuses(&rows["2024-03-02"]),
+        super::pairs(&[("3", "PAID"), ("4", "PAID"), ("5", "PENDING")])
+    );
+    // The last commit removed the first day's files and added none for it.
+    let last = root.commits().pop().unwrap();
+    let touches = |kind: &str| {
+        last.iter()
+            .filter_map(|a| a[kind]["path"].as_str())
+            .any(|p| p.starts_with("event_date=2024-03-01/"))
+    };
+    assert!(touches("remove") && !touches("add"));
+
+    // A rerun of the same bytes skips; a refusal leaves every object as it was.
+    let (name, lines) = &batches()[2];
+    let again = land(delta, name, lines, s3);
+    assert_eq!(again.json()["action"], "skipped", "{}", again.stderr);
+    let objects = root.objects();
+    let refused = run(delta, &delta.input("b4.jsonl", &[PII]), s3);
+    assert_eq!(refused.code, 3, "{}{}", refused.stdout, refused.stderr);
+    assert_eq!(
+        root.objects(),
+        objects,
+        "a refusal writes nothing to the table"
+    );
+    assert_eq!(root.commits().len(), 3);
+}
+
+#[test]
+fn a_local_delta_table_merges_micro_batches_as_a_hive_root_does() {
+    let product = merge_delta("lake/orders");
+    let root = Root::local(&product.path().join("lake/orders"));
+    merges_as_hive_does(&product, &root, false);
+}
+
+#[test]
+fn a_delta_table_on_s3_merges_micro_batches_as_a_hive_root_does() {
+    let prefix = format!("m-{}", std::process::id());
+    let product = merge_delta(&format!("s3://wharf/{prefix}/orders"));
+    let root = Root::s3(&format!("{prefix}/orders"));
+    merges_as_hive_does(&product, &root, true);
+}
+
+#[test]
+fn merge_on_a_delta_table_with_the_spark_engine_is_refused_before_anything() {
+    let product = merge_delta("lake/orders");
+    let input = product.input(
+        "b1.jsonl",
+        &[&kit::event("e1", 1, "PENDING", "2024-03-01T10:00:00Z")],
+    );
+    let ran: Ran = product
+        .cmd(&[
+            "run",
+            input.to_str().unwrap(),
+            "--engine",
+            "spark",
+            "--remote",
+            "sc://127.0.0.1:1",
+        ])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("[engine] kind = \"local\""),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        !product.path().join("lake/orders").exists(),
+        "nothing written"
+    );
+}
