@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::changes::{Changes, Shown};
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use super::theme::Theme;
@@ -36,6 +37,7 @@ pub enum Pane {
     Plan,
     Raw,
     Ranked,
+    Changes,
 }
 
 /// An inbox entry's status.
@@ -142,6 +144,39 @@ pub struct RankedState {
     /// Rows `window_start..` of `rows`, read back from the input around the cursor.
     pub window_start: usize,
     pub window: Vec<RankedRow>,
+}
+
+/// The Changes tab: what a landing of the selected input would change, key by key.
+#[derive(Debug, Default)]
+pub struct ChangesState {
+    pub path: Option<PathBuf>,
+    pub data: Loading<Arc<Changes>>,
+    /// The items that pass the kind and key filters (indexes into `items`).
+    pub rows: Vec<u32>,
+    pub cursor: usize,
+    pub shown: Shown,
+    pub filter: String,
+}
+
+impl ChangesState {
+    /// A state for `path` with `data`, keeping the operator's filters.
+    pub fn reset(&mut self, path: Option<PathBuf>, data: Loading<Arc<Changes>>) {
+        *self = ChangesState {
+            path,
+            data,
+            shown: self.shown,
+            filter: std::mem::take(&mut self.filter),
+            ..ChangesState::default()
+        };
+    }
+
+    /// Filters the ready data again, the cursor on the first row.
+    pub fn refilter(&mut self) {
+        if let Loading::Ready(changes) = &self.data {
+            self.rows = changes.select(self.shown, &self.filter);
+        }
+        self.cursor = 0;
+    }
 }
 
 /// The Quarantine view: entries, then one entry's rejects, then one raw line.
@@ -283,6 +318,7 @@ pub struct App {
     pub inbox: InboxState,
     pub raw: RawState,
     pub ranked: RankedState,
+    pub changes: ChangesState,
     pub quarantine: QuarantineState,
     pub history: HistoryState,
     pub dialog: Option<Dialog>,
@@ -314,6 +350,7 @@ impl App {
             },
             raw: RawState::default(),
             ranked: RankedState::default(),
+            changes: ChangesState::default(),
             quarantine: QuarantineState::default(),
             history: HistoryState::default(),
             dialog: None,

@@ -197,7 +197,7 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Browsing,
                 parts: &[&[(Key::Char('/'), Intent::Filter)]],
-                what: "filter (Ranked: by key; Quarantine: by name)",
+                what: "filter: key (Ranked, Changes), name (Quarantine)",
             },
             Row {
                 scope: Scope::Browsing,
@@ -212,7 +212,7 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Browsing,
                 parts: &[&[(Key::Enter, Intent::Open)]],
-                what: "plan the input (right pane: Plan, Raw, Ranked)",
+                what: "plan the input (Plan, Raw, Ranked, Changes tabs)",
             },
             Row {
                 scope: Scope::Browsing,
@@ -229,8 +229,9 @@ pub const KEYS: &[Group] = &[
                 parts: &[
                     &[(Key::Char('n'), Intent::NextMark)],
                     &[(Key::Char('N'), Intent::PrevMark)],
+                    &[(Key::Char('f'), Intent::NextShown)],
                 ],
-                what: "next · previous reject (Raw) or tie (Ranked)",
+                what: "next · previous reject/tie/date · Changes' kind",
             },
         ],
     },

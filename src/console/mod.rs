@@ -15,6 +15,7 @@
 
 pub mod app;
 pub mod bindings;
+pub mod changes;
 pub mod keymap;
 pub mod load;
 pub mod mask;

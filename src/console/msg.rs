@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::app::{PartitionRow, Stamp, TableAt, View};
+use super::changes::Changes;
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use crate::contract::Date;
@@ -82,6 +83,8 @@ pub enum Intent {
     /// `n` / `N`: next / previous tie or reject.
     NextMark,
     PrevMark,
+    /// `f`: the Changes tab lists the next kind (all, inserted, updated, removed).
+    NextShown,
     /// `R`: reload everything from disk.
     Reload,
 }
@@ -158,6 +161,16 @@ pub enum Report {
         start: usize,
         result: Result<Vec<RankedRow>, String>,
     },
+    ChangesProgress {
+        id: u64,
+        bytes: u64,
+        total: u64,
+    },
+    /// What a landing of the input would change (the Changes tab).
+    Changed {
+        id: u64,
+        result: Result<Arc<Changes>, String>,
+    },
     Rejects {
         result: Result<Box<(QuarantineSummary, Vec<RejectRecord>)>, String>,
     },
@@ -183,6 +196,7 @@ impl Report {
             | Report::Restored { id, .. }
             | Report::Indexed { id, .. }
             | Report::Ranked { id, .. }
+            | Report::Changed { id, .. }
             | Report::RawLine { id, .. } => Some(*id),
             _ => None,
         }
@@ -263,6 +277,11 @@ pub enum Effect {
         ranked: Arc<Ranked>,
         rows: Arc<Rows>,
         start: usize,
+    },
+    /// Diff a landing of `path` against the published partitions (on a worker).
+    Changes {
+        id: u64,
+        path: PathBuf,
     },
     /// Read one quarantine entry's rejects (on a reader thread).
     Rejects {

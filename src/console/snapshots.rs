@@ -19,6 +19,8 @@ use crate::engine::Progress;
 use super::fixture;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+/// The sizes the screens added since are drawn at.
+const NEWER_SIZES: [(u16, u16); 2] = [(80, 24), (140, 45)];
 
 /// The screen as text.
 pub fn screen(console: &Console, width: u16, height: u16) -> String {
@@ -30,11 +32,16 @@ pub fn screen(console: &Console, width: u16, height: u16) -> String {
 /// Snapshots the current screen at both sizes as `name_80x24` and `name_160x48` (and
 /// draws it at tiny sizes, which must not panic).
 fn snap(console: &mut Console, name: &str) {
+    snap_at(console, name, SIZES);
+}
+
+/// Snapshots the current screen as `name_WxH` at each of `sizes`.
+fn snap_at(console: &mut Console, name: &str, sizes: [(u16, u16); 2]) {
     for (width, height) in [(1, 1), (24, 6), (40, 12)] {
         console.step(Msg::Resize(width, height));
         screen(console, width, height);
     }
-    for (width, height) in SIZES {
+    for (width, height) in sizes {
         console.step(Msg::Resize(width, height));
         let text = screen(console, width, height);
         // The run log's clock times, trash generation ids and durations; on these screens
@@ -81,6 +88,16 @@ fn every_screen() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = open(dir.path());
     snap(&mut c, "inbox_plan_new");
+    // Every key of a new date is inserted.
+    steps(&mut c, [Intent::PrevPane]);
+    snap_at(&mut c, "changes_new", NEWER_SIZES);
+    let back_to_the_list = [
+        Intent::PrevPane,
+        Intent::PrevPane,
+        Intent::PrevPane,
+        Intent::Back,
+    ];
+    steps(&mut c, back_to_the_list);
     steps(&mut c, [Intent::Down]);
     snap(&mut c, "inbox_plan_rejects");
     steps(
@@ -155,10 +172,17 @@ fn every_screen() {
         fixture::LATE_FIX.as_bytes(),
         9,
     );
+    steps(&mut c, [Intent::Back, Intent::Reload, Intent::Bottom]);
+    // The late fix against the landed day: one order refunded, the others gone.
+    steps(&mut c, [Intent::PrevPane]);
+    snap_at(&mut c, "changes_shrink", NEWER_SIZES);
     steps(
         &mut c,
-        [Intent::Back, Intent::Reload, Intent::Bottom, Intent::Run],
+        [Intent::NextShown, Intent::NextShown, Intent::NextShown],
     );
+    snap_at(&mut c, "changes_removed_only", NEWER_SIZES);
+    steps(&mut c, [Intent::NextShown]);
+    steps(&mut c, back_to_the_list.into_iter().chain([Intent::Run]));
     steps(&mut c, "shr".chars().map(Intent::Input));
     snap(&mut c, "confirm_shrink");
     steps(

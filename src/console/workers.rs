@@ -1,6 +1,7 @@
 //! The long work, each on its own thread, reporting [`Report`]s: hashing inbox files,
 //! planning (`land::plan_input`), landing (`land::run`), restoring
-//! (`land::restore::restore`), indexing lines, ranking keys, and fetching one raw line for
+//! (`land::restore::restore`), indexing lines, ranking keys, diffing a landing
+//! (`land::preview`, for the Changes tab), and fetching one raw line for
 //! the quarantine view. Each job watches a cancel flag through the core's progress
 //! callback and ends with exactly one final message.
 
@@ -235,6 +236,25 @@ pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: 
         !cancel.load(Ordering::Relaxed)
     });
     Report::Ranked {
+        id,
+        result: result.map(Arc::new).map_err(|e| e.to_string()),
+    }
+}
+
+/// What a landing of `path` would change, key by key (the Changes tab).
+pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
+    let mut last = 0;
+    let mut progress = |progress| {
+        if let Progress::Reading { bytes, total } = progress
+            && worth(bytes, total, &mut last)
+        {
+            report(Report::ChangesProgress { id, bytes, total });
+        }
+        !cancel.load(Ordering::Relaxed)
+    };
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    let result = super::changes::build(config, path, &mut progress, &cancelled);
+    Report::Changed {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),
     }

@@ -1,12 +1,14 @@
 //! Flows through the operator console, driven by intents (and keys) against a copy of the
 //! samples, asserting on the files the core wrote, not only on the screen: select, plan,
 //! confirm with `y`, cancel with `n` / `Esc`, a refusal, the typed `shrink`, a restore,
-//! cancelling a plan, and the inbox watcher picking up a renamed file.
+//! cancelling a plan, the Changes tab against `wharf diff`, and the inbox watcher picking
+//! up a renamed file.
 
 #[path = "../kit/mod.rs"]
 mod kit;
 
 mod browsing;
+mod changes;
 mod harness;
 mod landing;
 mod runlog;

@@ -1,8 +1,9 @@
-//! The Raw and Ranked tabs of the Inbox view: starting the indexing or ranking the
-//! visible tab needs, the windows of raw lines and of Ranked rows around the cursors, and
-//! `n` / `N` between rejects and ties.
+//! The Raw, Ranked and Changes tabs of the Inbox view: starting the indexing, ranking or
+//! diffing the visible tab needs, the windows of raw lines and of Ranked rows around the
+//! cursors, `n` / `N` between rejects, ties and the dates of the changes, and `f`.
 
 use crate::console::app::{App, Loading, Pane, RankedState, RawState};
+use crate::console::changes::Changes;
 use crate::console::msg::Effect;
 use crate::console::raw::WINDOW;
 
@@ -53,6 +54,19 @@ pub fn ensure_detail(app: &mut App) -> Vec<Effect> {
                 ..RankedState::default()
             };
             vec![Effect::Rank { id, path }]
+        }
+        Pane::Changes
+            if app.changes.path.as_ref() != Some(&path)
+                || matches!(app.changes.data, Loading::Failed(_) | Loading::None) =>
+        {
+            let id = app.id();
+            let running = Loading::Running {
+                id,
+                bytes: 0,
+                total: 0,
+            };
+            app.changes.reset(Some(path.clone()), running);
+            vec![Effect::Changes { id, path }]
         }
         _ => Vec::new(),
     }
@@ -150,7 +164,45 @@ pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
                 None => app.info("no further tie by arrival or conflict"),
             }
         }
-        _ => app.info("n / N jump between rejects (Raw) and ties (Ranked)"),
+        Pane::Changes => {
+            let Loading::Ready(changes) = &app.changes.data else {
+                return Vec::new();
+            };
+            match next_date(changes, &app.changes.rows, app.changes.cursor, forward) {
+                Some(i) => app.changes.cursor = i,
+                None => app.info("no further date with changes"),
+            }
+        }
+        _ => app.info("n / N jump between rejects (Raw), ties (Ranked) and dates (Changes)"),
     }
     Vec::new()
+}
+
+/// The row where the next (or, backwards, this or the previous) date of `rows` starts.
+fn next_date(changes: &Changes, rows: &[u32], cursor: usize, forward: bool) -> Option<usize> {
+    let date = |i: usize| changes.items[rows[i] as usize].event_date;
+    let here = date(*rows.get(cursor).map(|_| &cursor)?);
+    if forward {
+        (cursor + 1..rows.len()).find(|&i| date(i) != here)
+    } else {
+        // The start of the date before this one's.
+        let before = (0..cursor).rev().find(|&i| date(i) != here)?;
+        let previous = date(before);
+        Some(
+            (0..=before)
+                .rev()
+                .take_while(|&i| date(i) == previous)
+                .last()?,
+        )
+    }
+}
+
+/// `f`: the Changes tab lists the next kind of change.
+pub fn next_shown(app: &mut App) {
+    if app.detail_tab() != Pane::Changes {
+        app.info("f picks the kind of change the Changes tab lists");
+        return;
+    }
+    app.changes.shown = app.changes.shown.next();
+    app.changes.refilter();
 }

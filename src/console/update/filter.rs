@@ -1,5 +1,5 @@
-//! A `/` filter being typed: the Ranked tab's by key, the Quarantine list's by input
-//! name. It applies as it is typed; Enter keeps it, Esc clears it.
+//! A `/` filter being typed: the Ranked and Changes tabs' by key, the Quarantine list's
+//! by input name. It applies as it is typed; Enter keeps it, Esc clears it.
 
 use std::sync::Arc;
 
@@ -43,6 +43,9 @@ fn apply_filter(app: &mut App, text: String) -> Option<Effect> {
             _ => Arc::default(),
         };
         return ranked_window(app);
+    } else if app.detail_tab() == Pane::Changes {
+        app.changes.filter = text;
+        app.changes.refilter();
     }
     None
 }

@@ -1,19 +1,26 @@
 //! The Inbox view: the cursor, which input is selected, the work that follows a
-//! selection (its plan, and the Raw / Ranked data when those tabs show), cancelling it,
+//! selection (its plan, and the Raw / Ranked / Changes data when those tabs show),
+//! cancelling it,
 //! and `r`: the confirmation, then the landing.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::cursor::move_cursor;
-use super::detail::{ensure_detail, mark, window};
+use super::detail::{ensure_detail, mark, next_shown, window};
 use crate::console::app::{
     App, Badge, Dialog, Loading, Pane, PlanState, RankedState, RawState, Stamp, Task,
 };
 use crate::console::msg::{Effect, Intent};
 use crate::plan::{Action, Plan, Refusal};
 
-const PANES: [Pane; 4] = [Pane::List, Pane::Plan, Pane::Raw, Pane::Ranked];
+const PANES: [Pane; 5] = [
+    Pane::List,
+    Pane::Plan,
+    Pane::Raw,
+    Pane::Ranked,
+    Pane::Changes,
+];
 
 /// An intent in the Inbox view.
 pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
@@ -40,6 +47,12 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         Pane::Ranked => {
             if move_cursor(&mut app.ranked.cursor, app.ranked.rows.len(), intent, page) {
                 return super::detail::ranked_window(app).into_iter().collect();
+            }
+        }
+        Pane::Changes => {
+            let len = app.changes.rows.len();
+            if move_cursor(&mut app.changes.cursor, len, intent, page) {
+                return Vec::new();
             }
         }
         Pane::Plan => {
@@ -73,6 +86,15 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             }
             Pane::Plan => return replan(app),
             Pane::Raw | Pane::Ranked => return show_pane(app, app.pane),
+            // The published partitions may have changed since (another process landed).
+            Pane::Changes => {
+                let effects = cancel_changes(app);
+                app.changes.reset(None, Loading::None);
+                return effects
+                    .into_iter()
+                    .chain(show_pane(app, app.pane))
+                    .collect();
+            }
         },
         Intent::Run => run_dialog(app),
         Intent::Cancel => return cancel_work(app, true),
@@ -86,6 +108,7 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::NextMark | Intent::PrevMark => {
             return mark(app, matches!(intent, Intent::NextMark));
         }
+        Intent::NextShown => next_shown(app),
         _ => {}
     }
     Vec::new()
@@ -118,6 +141,7 @@ pub fn select(app: &mut App) -> Vec<Effect> {
         filter: std::mem::take(&mut app.ranked.filter),
         ..RankedState::default()
     };
+    app.changes.reset(None, Loading::None);
     app.inbox.plan = PlanState::None;
     app.inbox.plan_scroll = 0;
     if ignored {
@@ -167,7 +191,19 @@ pub fn replan(app: &mut App) -> Vec<Effect> {
         };
     }
     effects.push(Effect::Plan { id, path, rank });
+    // A new plan (after a landing, a restore, new bytes) may change what it would change.
+    effects.extend(cancel_changes(app));
+    app.changes.reset(None, Loading::None);
+    effects.extend(ensure_detail(app));
     effects
+}
+
+/// Cancels the diff in progress, if any.
+fn cancel_changes(app: &App) -> Option<Effect> {
+    match app.changes.data {
+        Loading::Running { id, .. } => Some(Effect::Cancel { id }),
+        _ => None,
+    }
 }
 
 /// Cancels the planning, indexing and ranking in progress; `say` reports it.
@@ -185,6 +221,10 @@ fn cancel_work(app: &mut App, say: bool) -> Vec<Effect> {
     if let Loading::Running { id, .. } = app.ranked.data {
         effects.push(Effect::Cancel { id });
         app.ranked.data = Loading::Failed(format!("ranking {cancelled}"));
+    }
+    if let Loading::Running { id, .. } = app.changes.data {
+        effects.push(Effect::Cancel { id });
+        app.changes.data = Loading::Failed(format!("diffing {cancelled}"));
     }
     if let Some(task) = app.task.as_ref().filter(|_| say) {
         // The core honours this only while it reads the input, before anything is written.

@@ -6,7 +6,7 @@
 //! the help or a filter is open, nothing moves the selected input from under it.
 //!
 //! This module routes; each part of the App has its own module: [`inbox`] (the list,
-//! the selection, a landing's start), [`detail`] (the Raw and Ranked tabs),
+//! the selection, a landing's start), [`detail`] (the Raw, Ranked and Changes tabs),
 //! [`quarantine`], [`history`], [`dialog`] (the confirmations and the result), [`filter`]
 //! (a `/` filter being typed), and [`worker`] / [`reload`] (what reports bring in).
 //! Shared by several: [`cursor`]. None of them calls back into this module.
@@ -89,7 +89,13 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
                 app.pane = Pane::Ranked;
                 app.editing = Some(app.ranked.filter.clone());
             }
-            _ => app.info("/ filters the Ranked tab by key and the Quarantine list by name"),
+            (View::Inbox, Pane::Changes) => {
+                app.pane = Pane::Changes;
+                app.editing = Some(app.changes.filter.clone());
+            }
+            _ => app.info(
+                "/ filters the Ranked and Changes tabs by key and the Quarantine list by name",
+            ),
         },
         intent => {
             return match app.view {

@@ -162,6 +162,20 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
                 Err(error) => app.ranked.data = Loading::Failed(error),
             }
         }
+        Report::ChangesProgress { id, bytes, total } => {
+            if matches!(app.changes.data, Loading::Running { id: want, .. } if want == id) {
+                app.changes.data = Loading::Running { id, bytes, total };
+            }
+        }
+        Report::Changed { id, result } => {
+            if matches!(app.changes.data, Loading::Running { id: want, .. } if want == id) {
+                app.changes.data = match result {
+                    Ok(changes) => Loading::Ready(changes),
+                    Err(error) => Loading::Failed(error),
+                };
+                app.changes.refilter();
+            }
+        }
         Report::Rejects { result } => match result.map(|boxed| *boxed) {
             Ok((summary, records)) => {
                 app.quarantine.rejects = Some(Rejects {

@@ -14,7 +14,13 @@ use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
 
 /// A tab's data still loading or failed, drawn; `true` when it was.
-fn loading<T>(app: &App, frame: &mut Frame, area: Rect, state: &Loading<T>, what: &str) -> bool {
+pub(super) fn loading<T>(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    state: &Loading<T>,
+    what: &str,
+) -> bool {
     let t = &app.theme;
     let lines = match state {
         Loading::Ready(_) => return false,

@@ -1,5 +1,5 @@
 //! The Inbox view: the list of inputs with their badges (left) and the selected input's
-//! Plan, Raw or Ranked tab (right).
+//! Plan, Raw, Ranked or Changes tab (right).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -24,6 +24,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         ("Plan", Pane::Plan),
         ("Raw", Pane::Raw),
         ("Ranked", Pane::Ranked),
+        ("Changes", Pane::Changes),
     ] {
         title.push(Span::styled(
             format!(" {name} "),
@@ -37,6 +38,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     match tab {
         Pane::Raw => super::detail::raw(app, frame, inner),
         Pane::Ranked => super::detail::ranked(app, frame, inner),
+        Pane::Changes => super::changes::draw(app, frame, inner),
         _ => frame.render_widget(
             Paragraph::new(plan_lines(app))
                 .wrap(Wrap { trim: false })

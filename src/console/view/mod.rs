@@ -3,10 +3,12 @@
 //! before it becomes a span; static labels are plain.
 //!
 //! This module draws the bars and picks the view: [`inbox`], [`lists`] (Quarantine and
-//! History), with [`detail`] for the Raw and Ranked tabs; then [`overlays`] draws what
+//! History), with [`detail`] for the Raw and Ranked tabs and [`changes`] for the Changes
+//! tab; then [`overlays`] draws what
 //! is open over it ([`dialogs`], [`help`], each in a [`popup`]). The pieces they share
 //! are in [`widgets`]; none of them calls back into this module.
 
+mod changes;
 mod detail;
 mod dialogs;
 mod help;
@@ -131,11 +133,18 @@ fn hints(app: &App) -> Line<'static> {
                 ("r", "run"),
                 ("Tab", "pane"),
             ],
+            Pane::Changes => &[
+                ("j/k", "change"),
+                ("f", "kind"),
+                ("/", "key"),
+                ("n/N", "date"),
+                ("r", "run"),
+            ],
             _ => &[
                 ("j/k", "select"),
                 ("Enter", "plan"),
                 ("r", "run"),
-                ("Tab", "plan/raw/ranked"),
+                ("Tab", "plan/raw/ranked/changes"),
                 ("c", "cancel"),
             ],
         },

@@ -1,0 +1,190 @@
+//! The Changes tab: what a landing would change, key by key. It lists exactly what
+//! `wharf diff --json` lists, writes nothing while it diffs, and what it said is what the
+//! landing then did to the published rows; `f` and `/` narrow it.
+
+use std::collections::BTreeMap;
+
+use wharf::console::app::{Loading, Pane};
+use wharf::console::changes::{Changes, Outcome};
+use wharf::console::{Intent, Msg};
+use wharf::diff::json;
+
+use crate::fixture;
+use crate::harness::{LEAKY, Product};
+use crate::kit;
+
+/// The first input landed, then a late fix for its date selected, its Changes tab shown.
+fn late_fix_changes() -> Product {
+    let mut p = Product::samples();
+    p.land_selected();
+    fixture::write_input(
+        p.folder.path(),
+        "04-late-fix.jsonl",
+        fixture::LATE_FIX.as_bytes(),
+        9,
+    );
+    p.step_and_draw(Intent::Reload);
+    p.select("04-late-fix.jsonl");
+    // From the list, the previous pane is the last tab: Changes.
+    p.step_and_draw(Intent::PrevPane);
+    assert_eq!(p.console.app.pane, Pane::Changes);
+    p
+}
+
+fn ready(p: &Product) -> std::sync::Arc<Changes> {
+    match &p.console.app.changes.data {
+        Loading::Ready(changes) => changes.clone(),
+        other => panic!("the Changes tab is not ready: {other:?}"),
+    }
+}
+
+/// (date, key, change, {field: [before, after]}) per changed field, from the tab's items.
+type Listed = Vec<(String, String, String, BTreeMap<String, [String; 2]>)>;
+
+fn listed(changes: &Changes) -> Listed {
+    let items = changes.items.iter().map(|item| {
+        let fields = item.fields.iter().map(|(f, before, after)| {
+            let name = changes.field_name(*f).to_owned();
+            (
+                name,
+                [json::value(before), json::value(after)].map(|v| v.to_string()),
+            )
+        });
+        (
+            item.event_date.to_string(),
+            item.key_text(),
+            item.kind.code().to_owned(),
+            fields.collect(),
+        )
+    });
+    items.collect()
+}
+
+/// The same from `wharf diff --json`'s lines: an updated key's differing fields, every
+/// field of the row an insert or a removal has.
+fn diffed(stdout: &str) -> Listed {
+    let lines = stdout.lines().map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let side = |name: &str| v[name].as_object().cloned().unwrap_or_default();
+        let (before, after) = (side("before"), side("after"));
+        let names = before.keys().chain(after.keys()).cloned();
+        let mut fields = BTreeMap::new();
+        for name in names {
+            let [b, a] = [&before, &after].map(|s| s.get(&name).cloned().unwrap_or_default());
+            if b != a {
+                fields.insert(name, [b.to_string(), a.to_string()]);
+            }
+        }
+        let key = v["key"].to_string().trim_matches('"').to_owned();
+        let change = v["change"].as_str().expect("change").to_owned();
+        (
+            v["event_date"].as_str().expect("event_date").to_owned(),
+            key,
+            change,
+            fields,
+        )
+    });
+    lines.collect()
+}
+
+#[test]
+fn changes_list_what_wharf_diff_lists_and_the_landing_then_does_exactly_that() {
+    let mut p = late_fix_changes();
+    let lake = p.lake();
+    let changes = ready(&p);
+    assert_eq!(changes.outcome, Outcome::IfShrinkConfirmed);
+    let input = p.path("inbox/04-late-fix.jsonl");
+    let ran = p.folder.wharf(&[
+        "diff",
+        input.to_str().expect("a UTF-8 path"),
+        "--json",
+        "--allow-shrink",
+    ]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(listed(&changes), diffed(&ran.stdout));
+    let kinds: Vec<(String, String)> = listed(&changes)
+        .into_iter()
+        .map(|(_, key, kind, _)| (key, kind))
+        .collect();
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, c)| (k.to_string(), c.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        kinds,
+        pairs(&[("101", "updated"), ("102", "removed"), ("103", "removed")])
+    );
+    let day = &changes.dates[0];
+    assert_eq!((day.inserted, day.updated, day.removed), (0, 1, 2));
+    let screen = p.step_and_draw(Msg::Tick);
+    assert!(screen.contains("status PAID → REFUNDED"), "{screen}");
+    assert!(
+        screen.contains("Refused (shrink) unless you confirm"),
+        "{screen}"
+    );
+    assert_eq!(p.lake(), lake, "diffing writes nothing to the lake");
+
+    // The landing does what the tab said: 101 refunded, 102 and 103 gone.
+    p.step_and_draw(Intent::Run);
+    p.confirm_shrink();
+    let rows = kit::read_rows(&p.folder.publish.join("event_date=2024-03-01"));
+    let statuses: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["order_id"].as_str(), r["status"].as_str()))
+        .collect();
+    assert_eq!(statuses, [("101", "REFUNDED")]);
+    // Planned again after the landing, the input is published: nothing would change.
+    let screen = p.step_and_draw(Msg::Tick);
+    assert_eq!(ready(&p).outcome, Outcome::Skipped);
+    assert!(screen.contains("Nothing would change"), "{screen}");
+}
+
+#[test]
+fn f_lists_one_kind_and_slash_one_key_and_n_moves_by_date() {
+    let mut p = late_fix_changes();
+    let keys = |p: &Product| -> Vec<String> {
+        let changes = ready(p);
+        let rows = &p.console.app.changes.rows;
+        rows.iter()
+            .map(|&i| changes.items[i as usize].key_text())
+            .collect()
+    };
+    assert_eq!(keys(&p), ["101", "102", "103"]);
+    p.steps([Intent::NextShown, Intent::NextShown]);
+    assert_eq!(keys(&p), ["101"], "updated only");
+    let screen = p.step_and_draw(Intent::NextShown);
+    assert_eq!(keys(&p), ["102", "103"], "removed only");
+    assert!(screen.contains("removed only"), "{screen}");
+    p.step_and_draw(Intent::NextShown);
+    p.steps([Intent::Filter, Intent::Input('0'), Intent::Input('3')]);
+    assert_eq!(keys(&p), ["103"], "by key as typed");
+    p.steps([Intent::Back]);
+    assert_eq!(keys(&p), ["101", "102", "103"], "Esc clears the filter");
+    // One date only: n stays and says so.
+    p.step_and_draw(Intent::NextMark);
+    assert_eq!(p.console.app.changes.cursor, 0);
+}
+
+#[test]
+fn a_refused_input_changes_nothing_and_says_why() {
+    let mut p = Product::samples();
+    p.select(LEAKY);
+    let screen = p.step_and_draw(Intent::PrevPane);
+    let changes = ready(&p);
+    assert!(
+        matches!(
+            changes.outcome,
+            Outcome::Refused {
+                code: "prohibited_field",
+                ..
+            }
+        ),
+        "{:?}",
+        changes.outcome
+    );
+    assert!(changes.items.is_empty());
+    assert!(screen.contains("Nothing would change"), "{screen}");
+    assert!(!p.folder.publish.exists(), "nothing published");
+    assert_eq!(p.current(), LEAKY);
+}
