@@ -156,6 +156,8 @@ pub struct ChangesState {
     pub cursor: usize,
     pub shown: Shown,
     pub filter: String,
+    /// The kind and key filter `rows` were selected with.
+    pub rows_for: Option<(Shown, String)>,
 }
 
 impl ChangesState {
@@ -170,10 +172,20 @@ impl ChangesState {
         };
     }
 
-    /// Filters the ready data again, the cursor on the first row.
+    /// Filters the ready data again, the cursor on the first row. A key filter typed on
+    /// from the last one only looks at the rows that one let through.
     pub fn refilter(&mut self) {
         if let Loading::Ready(changes) = &self.data {
-            self.rows = changes.select(self.shown, &self.filter);
+            let narrower = self.rows_for.as_ref().is_some_and(|(shown, filter)| {
+                *shown == self.shown && self.filter.starts_with(filter.as_str())
+            });
+            self.rows = if narrower {
+                let rows = std::mem::take(&mut self.rows);
+                changes.narrow(rows.into_iter(), self.shown, &self.filter)
+            } else {
+                changes.select(self.shown, &self.filter)
+            };
+            self.rows_for = Some((self.shown, self.filter.clone()));
         }
         self.cursor = 0;
     }

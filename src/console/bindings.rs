@@ -222,7 +222,7 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Browsing,
                 parts: &[&[(Key::Char('c'), Intent::Cancel)]],
-                what: "cancel planning / indexing / ranking",
+                what: "cancel planning / indexing / ranking / diffing",
             },
             Row {
                 scope: Scope::Browsing,

@@ -9,7 +9,8 @@
 //!   over the one event channel that also carries terminal input and the inbox watcher.
 //! - Everything it decides comes from the core: `land::plan_input`, `land::run`,
 //!   `land::restore::restore`; [`ranked`] and [`raw`] only re-read an input with the
-//!   core's `input::scan` / `contract::classify` to show what the plan does not keep.
+//!   core's `input::scan` / `contract::classify` to show what the plan does not keep, and
+//!   [`changes`] is `land::preview` with `diff`, as `wharf diff` uses them.
 //! - Strings from files are drawn through [`sanitize::clean`]; prohibited values are
 //!   masked by [`mask`] before any line is shown. Themes: [`theme`].
 

@@ -43,13 +43,16 @@ type Listed = Vec<(String, String, String, BTreeMap<String, [String; 2]>)>;
 
 fn listed(changes: &Changes) -> Listed {
     let items = changes.items.iter().map(|item| {
-        let fields = item.fields.iter().map(|(f, before, after)| {
-            let name = changes.field_name(*f).to_owned();
-            (
-                name,
-                [json::value(before), json::value(after)].map(|v| v.to_string()),
-            )
-        });
+        let fields = changes
+            .fields_of(item)
+            .into_iter()
+            .map(|(f, before, after)| {
+                let name = changes.field_name(f).to_owned();
+                (
+                    name,
+                    [json::value(&before), json::value(&after)].map(|v| v.to_string()),
+                )
+            });
         (
             item.event_date.to_string(),
             item.key_text(),

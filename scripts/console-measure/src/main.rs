@@ -16,7 +16,13 @@
 //!    scrolling key and each key typed into the `/` filter takes to answer (handled and
 //!    drawn).
 //!
-//! `console-measure BIG.jsonl [ranked]` (generate it with `bench/gen_events.py`).
+//! 4. with `changes PUBLISHED.jsonl` after the file: PUBLISHED is landed first (a day
+//!    published), then the Changes tab of BIG against it: the plan's time, the time from
+//!    the plan ready (the tab opened then) to the tab's first screen, the peak RSS, and
+//!    the time each scrolling key, `f` and each key typed into `/` takes to answer.
+//!
+//! `console-measure BIG.jsonl [ranked | changes PUBLISHED.jsonl]` (generate them with
+//! `bench/gen_events.py`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -46,6 +52,18 @@ fn main() {
     let _ = std::fs::remove_dir_all(&root);
     if std::env::args().nth(2).as_deref() == Some("ranked") {
         ranked(&root.join("ranked"), Path::new(&big));
+        let _ = std::fs::remove_dir_all(&root);
+        return;
+    }
+    if std::env::args().nth(2).as_deref() == Some("changes") {
+        let published = std::env::args()
+            .nth(3)
+            .expect("usage: console-measure BIG.jsonl changes PUBLISHED.jsonl");
+        changes(
+            &root.join("changes"),
+            Path::new(&big),
+            Path::new(&published),
+        );
         let _ = std::fs::remove_dir_all(&root);
         return;
     }
@@ -293,6 +311,125 @@ fn ranked(dir: &Path, big: &Path) {
         each.join(" ")
     );
     summary("Ranked `/` filter (each key typed)", filtering);
+    println!("at the end: memory {}", memory());
+}
+
+/// Links (or copies) `from` into the product's inbox as `name`.
+fn into_inbox(dir: &Path, from: &Path, name: &str) -> PathBuf {
+    let input = dir.join("inbox").join(name);
+    if std::fs::hard_link(from, &input).is_err() {
+        std::fs::copy(from, &input).expect("copy an input");
+    }
+    input
+}
+
+fn changes(dir: &Path, big: &Path, published: &Path) {
+    let config_path = product(dir);
+    let config = Config::load(&config_path).expect("config");
+    // The day as published: landed by the core before the console opens.
+    let first = into_inbox(dir, published, "a-published.jsonl");
+    let mut engine = wharf::engine::open(&config).expect("engine");
+    let options = wharf::plan::DecideOptions { allow_shrink: true };
+    wharf::land::run(&config, engine.as_mut(), &first, options, &mut |_| true)
+        .expect("land the published day");
+    drop(engine);
+    into_inbox(dir, big, "b-correction.jsonl");
+    let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
+    console.step(Msg::Resize(160, 48));
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("terminal");
+    assert!(console.settle(Duration::from_secs(900)), "the first plan");
+    console.step(Msg::Intent(Intent::Down));
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(900);
+    while matches!(
+        console.app.inbox.plan,
+        PlanState::None | PlanState::Running { .. }
+    ) {
+        assert!(Instant::now() < deadline, "the plan did not finish");
+        console.pump(Duration::from_millis(5));
+    }
+    let planned = started.elapsed();
+    println!(
+        "plan of the correction: {:.2} s; memory {}",
+        planned.as_secs_f64(),
+        memory()
+    );
+    let opened = Instant::now();
+    console.step(Msg::Intent(Intent::PrevPane));
+    assert!(
+        console.settle(Duration::from_secs(900)),
+        "the diff did not finish"
+    );
+    console.draw(&mut terminal).expect("draw");
+    let first = opened.elapsed();
+    let Loading::Ready(changes) = &console.app.changes.data else {
+        panic!(
+            "the Changes tab is not ready: {:?}",
+            console.app.changes.data
+        );
+    };
+    let counts: Vec<String> = changes
+        .dates
+        .iter()
+        .map(|d| {
+            format!(
+                "{} +{} ~{} -{} ={}",
+                d.event_date, d.inserted, d.updated, d.removed, d.unchanged
+            )
+        })
+        .collect();
+    println!(
+        "Changes tab: first screen {:.2} s after the plan was ready, {} changes ({}); memory {}",
+        first.as_secs_f64(),
+        changes.items.len(),
+        counts.join(", "),
+        memory()
+    );
+    let mut answer = |console: &mut Console, intent: Intent| {
+        let sent = Instant::now();
+        console.step(Msg::Intent(intent));
+        console.draw(&mut terminal).expect("draw");
+        sent.elapsed()
+    };
+    let summary = |label: &str, mut times: Vec<Duration>| {
+        times.sort();
+        let n = times.len();
+        println!(
+            "{label}: {n} keys, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+            ms(times[n / 2]),
+            ms(times[n * 95 / 100]),
+            ms(times[n - 1])
+        );
+    };
+    let mut scrolling = Vec::new();
+    for i in 0..300 {
+        let intent = match i % 30 {
+            0..=19 => Intent::Down,
+            20..=27 => Intent::PageDown,
+            28 => Intent::Bottom,
+            _ => Intent::Top,
+        };
+        scrolling.push(answer(&mut console, intent));
+    }
+    summary("Changes scrolling (j, PageDown, G, g)", scrolling);
+    let kinds: Vec<Duration> = (0..8)
+        .map(|_| answer(&mut console, Intent::NextShown))
+        .collect();
+    summary("Changes `f` (each kind in turn, twice)", kinds);
+    let mut filtering = vec![answer(&mut console, Intent::Filter)];
+    for c in "1234".chars().chain(['x']) {
+        filtering.push(answer(&mut console, Intent::Input(c)));
+    }
+    for _ in 0..5 {
+        filtering.push(answer(&mut console, Intent::Backspace));
+    }
+    filtering.push(answer(&mut console, Intent::Submit));
+    let each: Vec<String> = filtering.iter().map(|d| format!("{:.1}", ms(*d))).collect();
+    println!(
+        "Changes `/` filter, each key in turn (ms): {}",
+        each.join(" ")
+    );
+    summary("Changes `/` filter (each key typed)", filtering);
     println!("at the end: memory {}", memory());
 }
 

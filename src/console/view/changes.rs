@@ -171,21 +171,21 @@ fn kind_style(t: &Theme, kind: Kind) -> (&'static str, Style) {
 fn row(t: &Theme, changes: &Changes, item: &Item, width: usize) -> Line<'static> {
     let (sign, style) = kind_style(t, item.kind);
     let key = clean_cut(&item.key_text(), 12);
-    let mut shown: Vec<_> = item
-        .fields
-        .iter()
+    let mut shown: Vec<_> = changes
+        .fields_of(item)
+        .into_iter()
         .filter(|(f, _, _)| usize::from(*f) != changes.key_field)
         .collect();
     shown.sort_by_key(|(f, _, _)| changes.bookkeeping.contains(&usize::from(*f)));
     let fields: Vec<String> = shown
         .into_iter()
         .map(|(f, before, after)| {
-            let name = changes.field_name(*f);
+            let name = changes.field_name(f);
             match item.kind {
-                Kind::Inserted => format!("{name}={}", json::text(after)),
-                Kind::Removed => format!("{name}={}", json::text(before)),
+                Kind::Inserted => format!("{name}={}", json::text(&after)),
+                Kind::Removed => format!("{name}={}", json::text(&before)),
                 Kind::Updated => {
-                    format!("{name} {} → {}", json::text(before), json::text(after))
+                    format!("{name} {} → {}", json::text(&before), json::text(&after))
                 }
             }
         })
@@ -209,14 +209,15 @@ fn field_lines(t: &Theme, changes: &Changes, item: &Item) -> Vec<Line<'static>> 
         .map(|f| f.chars().count())
         .max()
         .unwrap_or(0);
-    item.fields
-        .iter()
+    changes
+        .fields_of(item)
+        .into_iter()
         .map(|(f, before, after)| {
-            let name = changes.field_name(*f);
+            let name = changes.field_name(f);
             let (before, after) = match item.kind {
-                Kind::Inserted => ("–".to_owned(), json::text(after)),
-                Kind::Removed => (json::text(before), "–".to_owned()),
-                Kind::Updated => (json::text(before), json::text(after)),
+                Kind::Inserted => ("–".to_owned(), json::text(&after)),
+                Kind::Removed => (json::text(&before), "–".to_owned()),
+                Kind::Updated => (json::text(&before), json::text(&after)),
             };
             Line::from(vec![
                 Span::styled(format!(" {:<widest$}  ", clean_cut(name, 40)), t.muted),
