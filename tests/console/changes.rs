@@ -9,22 +9,12 @@ use wharf::console::changes::{Changes, Outcome};
 use wharf::console::{Intent, Msg};
 use wharf::diff::json;
 
-use crate::fixture;
 use crate::harness::{LEAKY, Product};
 use crate::kit;
 
 /// The first input landed, then a late fix for its date selected, its Changes tab shown.
 fn late_fix_changes() -> Product {
-    let mut p = Product::samples();
-    p.land_selected();
-    fixture::write_input(
-        p.folder.path(),
-        "04-late-fix.jsonl",
-        fixture::LATE_FIX.as_bytes(),
-        9,
-    );
-    p.step_and_draw(Intent::Reload);
-    p.select("04-late-fix.jsonl");
+    let mut p = Product::late_fix_selected();
     // From the list, the previous pane is the last tab: Changes.
     p.step_and_draw(Intent::PrevPane);
     assert_eq!(p.console.app.pane, Pane::Changes);

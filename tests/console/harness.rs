@@ -30,6 +30,22 @@ impl Product {
         Product { folder, console }
     }
 
+    /// The samples with the first input landed, then a late fix for its date arrived in
+    /// the inbox and selected: a run of it would shrink that date.
+    pub fn late_fix_selected() -> Product {
+        let mut p = Product::samples();
+        p.land_selected();
+        crate::fixture::write_input(
+            p.folder.path(),
+            "04-late-fix.jsonl",
+            crate::fixture::LATE_FIX.as_bytes(),
+            9,
+        );
+        p.step_and_draw(Intent::Reload);
+        p.select("04-late-fix.jsonl");
+        p
+    }
+
     /// `rel` inside the product's folder.
     pub fn path(&self, rel: &str) -> PathBuf {
         self.folder.path().join(rel)

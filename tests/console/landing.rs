@@ -108,7 +108,7 @@ fn a_refusal_writes_quarantine_only() {
 
 #[test]
 fn a_shrink_lands_only_after_typing_shrink() {
-    let mut p = late_fix_selected();
+    let mut p = Product::late_fix_selected();
     let lake = p.lake();
     let screen = p.step_and_draw(Intent::Run);
     assert!(
@@ -138,7 +138,7 @@ fn a_shrink_lands_only_after_typing_shrink() {
 
 #[test]
 fn restore_brings_back_the_trash_generation() {
-    let mut p = late_fix_selected();
+    let mut p = Product::late_fix_selected();
     let original = p.lake();
     p.step_and_draw(Intent::Run);
     p.confirm_shrink();
@@ -172,22 +172,6 @@ fn restore_brings_back_the_trash_generation() {
         trash.keys().any(|k| k.ends_with("generation.json")),
         "the replaced one is in the trash"
     );
-}
-
-/// The samples with the first input landed, then a late fix for its date arrived in the
-/// inbox and selected: a run of it would shrink that date.
-fn late_fix_selected() -> Product {
-    let mut p = Product::samples();
-    p.land_selected();
-    fixture::write_input(
-        p.folder.path(),
-        "04-late-fix.jsonl",
-        fixture::LATE_FIX.as_bytes(),
-        9,
-    );
-    p.step_and_draw(Intent::Reload);
-    p.select("04-late-fix.jsonl");
-    p
 }
 
 #[test]

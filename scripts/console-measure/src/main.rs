@@ -273,26 +273,7 @@ fn ranked(dir: &Path, big: &Path) {
         console.draw(&mut terminal).expect("draw");
         sent.elapsed()
     };
-    let summary = |label: &str, mut times: Vec<Duration>| {
-        times.sort();
-        let n = times.len();
-        println!(
-            "{label}: {n} keys, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
-            ms(times[n / 2]),
-            ms(times[n * 95 / 100]),
-            ms(times[n - 1])
-        );
-    };
-    let mut scrolling = Vec::new();
-    for i in 0..300 {
-        let intent = match i % 30 {
-            0..=19 => Intent::Down,
-            20..=27 => Intent::PageDown,
-            28 => Intent::Bottom,
-            _ => Intent::Top,
-        };
-        scrolling.push(answer(&mut console, intent));
-    }
+    let scrolling = scroll(&mut console, &mut answer);
     summary("Ranked scrolling (j, PageDown, G, g)", scrolling);
     let mut filtering = vec![answer(&mut console, Intent::Filter)];
     for c in "1234".chars().chain(['x']) {
@@ -391,26 +372,7 @@ fn changes(dir: &Path, big: &Path, published: &Path) {
         console.draw(&mut terminal).expect("draw");
         sent.elapsed()
     };
-    let summary = |label: &str, mut times: Vec<Duration>| {
-        times.sort();
-        let n = times.len();
-        println!(
-            "{label}: {n} keys, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
-            ms(times[n / 2]),
-            ms(times[n * 95 / 100]),
-            ms(times[n - 1])
-        );
-    };
-    let mut scrolling = Vec::new();
-    for i in 0..300 {
-        let intent = match i % 30 {
-            0..=19 => Intent::Down,
-            20..=27 => Intent::PageDown,
-            28 => Intent::Bottom,
-            _ => Intent::Top,
-        };
-        scrolling.push(answer(&mut console, intent));
-    }
+    let scrolling = scroll(&mut console, &mut answer);
     summary("Changes scrolling (j, PageDown, G, g)", scrolling);
     let kinds: Vec<Duration> = (0..8)
         .map(|_| answer(&mut console, Intent::NextShown))
@@ -431,6 +393,36 @@ fn changes(dir: &Path, big: &Path, published: &Path) {
     );
     summary("Changes `/` filter (each key typed)", filtering);
     println!("at the end: memory {}", memory());
+}
+
+/// 300 scrolling keys (j, PageDown, G, g), each answered by `answer`.
+fn scroll(
+    console: &mut Console,
+    answer: &mut dyn FnMut(&mut Console, Intent) -> Duration,
+) -> Vec<Duration> {
+    (0..300)
+        .map(|i| {
+            let intent = match i % 30 {
+                0..=19 => Intent::Down,
+                20..=27 => Intent::PageDown,
+                28 => Intent::Bottom,
+                _ => Intent::Top,
+            };
+            answer(console, intent)
+        })
+        .collect()
+}
+
+/// The median, p95 and max of `times`.
+fn summary(label: &str, mut times: Vec<Duration>) {
+    times.sort();
+    let n = times.len();
+    println!(
+        "{label}: {n} keys, median {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+        ms(times[n / 2]),
+        ms(times[n * 95 / 100]),
+        ms(times[n - 1])
+    );
 }
 
 fn ms(d: Duration) -> f64 {
