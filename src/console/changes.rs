@@ -35,8 +35,7 @@ pub enum Outcome {
 pub struct Item {
     pub event_date: Date,
     pub kind: Kind,
-    pub key: Value,
-    /// Where its fields are in the arena.
+    /// Where its fields are in the arena (its key's text is in `keys_text`).
     at: u32,
     len: u32,
 }
@@ -45,13 +44,6 @@ pub struct Item {
 /// for a removal the old row's (`before`), for an update the fields that differ; the side
 /// that does not exist is `Null`.
 pub type FieldChange = (u16, Value, Value);
-
-impl Item {
-    /// The key as the tab shows it and `/` matches it.
-    pub fn key_text(&self) -> String {
-        json::text(&self.key)
-    }
-}
 
 /// Appends `change`'s fields to `arena`, each as its index and both sides.
 fn encode(change: &Change, arena: &mut Vec<u8>) {
@@ -184,14 +176,15 @@ impl Changes {
         .collect()
     }
 
-    /// Item `i`'s key text, as `/` matches it.
     fn key_bytes(&self, i: usize) -> &[u8] {
+        self.key_text(i).as_bytes()
+    }
+
+    /// Item `i`'s key as the tab shows it and `/` matches it.
+    pub fn key_text(&self, i: usize) -> &str {
         let (start, end) = (self.key_starts[i] as usize, self.key_starts[i + 1] as usize);
         // Less the separator after it.
-        self.keys_text
-            .as_bytes()
-            .get(start..end - 1)
-            .unwrap_or_default()
+        self.keys_text.get(start..end - 1).unwrap_or_default()
     }
 
     /// `item`'s fields, decoded.
@@ -245,7 +238,7 @@ pub fn build(
             (confirmed, Outcome::IfShrinkConfirmed)
         }
         (Action::Refuse, refusal) => {
-            let code = refusal.as_ref().map_or("refused", Refusal::code);
+            let code = plan.plan.reason().unwrap_or("refused");
             let why = refusal
                 .as_ref()
                 .map(|r| r.explain(&plan.plan))
@@ -289,7 +282,6 @@ pub fn build(
             changes.items.push(Item {
                 event_date: change.event_date,
                 kind: change.kind,
-                key: change.key,
                 at: offset(at),
                 len: offset(changes.arena.len() - at),
             });

@@ -32,7 +32,7 @@ fn ready(p: &Product) -> std::sync::Arc<Changes> {
 type Listed = Vec<(String, String, String, BTreeMap<String, [String; 2]>)>;
 
 fn listed(changes: &Changes) -> Listed {
-    let items = changes.items.iter().map(|item| {
+    let items = changes.items.iter().enumerate().map(|(i, item)| {
         let fields = changes
             .fields_of(item)
             .into_iter()
@@ -45,7 +45,7 @@ fn listed(changes: &Changes) -> Listed {
             });
         (
             item.event_date.to_string(),
-            item.key_text(),
+            changes.key_text(i).to_owned(),
             item.kind.code().to_owned(),
             fields.collect(),
         )
@@ -140,7 +140,7 @@ fn f_lists_one_kind_and_slash_one_key_and_n_moves_by_date() {
         let changes = ready(p);
         let rows = &p.console.app.changes.rows;
         rows.iter()
-            .map(|&i| changes.items[i as usize].key_text())
+            .map(|&i| changes.key_text(i as usize).to_owned())
             .collect()
     };
     assert_eq!(keys(&p), ["101", "102", "103"]);

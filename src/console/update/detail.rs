@@ -181,7 +181,10 @@ pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
 /// The row where the next (or, backwards, this or the previous) date of `rows` starts.
 fn next_date(changes: &Changes, rows: &[u32], cursor: usize, forward: bool) -> Option<usize> {
     let date = |i: usize| changes.items[rows[i] as usize].event_date;
-    let here = date(*rows.get(cursor).map(|_| &cursor)?);
+    if cursor >= rows.len() {
+        return None;
+    }
+    let here = date(cursor);
     if forward {
         (cursor + 1..rows.len()).find(|&i| date(i) != here)
     } else {

@@ -87,14 +87,7 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             Pane::Plan => return replan(app),
             Pane::Raw | Pane::Ranked => return show_pane(app, app.pane),
             // The published partitions may have changed since (another process landed).
-            Pane::Changes => {
-                let effects = cancel_changes(app);
-                app.changes.reset(None, Loading::None);
-                return effects
-                    .into_iter()
-                    .chain(show_pane(app, app.pane))
-                    .collect();
-            }
+            Pane::Changes => return rediff(app),
         },
         Intent::Run => run_dialog(app),
         Intent::Cancel => return cancel_work(app, true),
@@ -192,18 +185,20 @@ pub fn replan(app: &mut App) -> Vec<Effect> {
     }
     effects.push(Effect::Plan { id, path, rank });
     // A new plan (after a landing, a restore, new bytes) may change what it would change.
-    effects.extend(cancel_changes(app));
-    app.changes.reset(None, Loading::None);
-    effects.extend(ensure_detail(app));
+    effects.extend(rediff(app));
     effects
 }
 
-/// Cancels the diff in progress, if any.
-fn cancel_changes(app: &App) -> Option<Effect> {
-    match app.changes.data {
-        Loading::Running { id, .. } => Some(Effect::Cancel { id }),
-        _ => None,
+/// Drops the Changes tab's data (cancelling a diff in progress) and diffs again if the
+/// tab shows.
+fn rediff(app: &mut App) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    if let Loading::Running { id, .. } = app.changes.data {
+        effects.push(Effect::Cancel { id });
     }
+    app.changes.reset(None, Loading::None);
+    effects.extend(ensure_detail(app));
+    effects
 }
 
 /// Cancels the planning, indexing and ranking in progress; `say` reports it.

@@ -76,9 +76,8 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let top_row = scroll(app.changes.cursor, rows.len(), height);
     let lines: Vec<Line> = (top_row..(top_row + height).min(rows.len()))
         .map(|i| {
-            let item = &changes.items[rows[i] as usize];
             mark(
-                row(t, changes, item, width),
+                row(t, changes, rows[i] as usize, width),
                 i == app.changes.cursor,
                 t.selected,
             )
@@ -168,9 +167,10 @@ fn kind_style(t: &Theme, kind: Kind) -> (&'static str, Style) {
 
 /// One changed key: its date, kind, key and fields (the key's own field aside), cut to
 /// `width` with the cursor's mark.
-fn row(t: &Theme, changes: &Changes, item: &Item, width: usize) -> Line<'static> {
+fn row(t: &Theme, changes: &Changes, index: usize, width: usize) -> Line<'static> {
+    let item = &changes.items[index];
     let (sign, style) = kind_style(t, item.kind);
-    let key = clean_cut(&item.key_text(), 12);
+    let key = clean_cut(changes.key_text(index), 12);
     let mut shown: Vec<_> = changes
         .fields_of(item)
         .into_iter()
