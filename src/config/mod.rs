@@ -697,6 +697,8 @@ seq        = { type = "int" }
                 "publish_root = \"gs://b/o\"\ntable_format = \"delta\"",
                 "only local paths",
             ),
+            // Without Spark built in, the engine itself is the error.
+            #[cfg(feature = "spark")]
             (
                 "table_format = \"delta\"\nwrite_mode = \"merge\"\n[engine]\nkind = \"spark\"\nremote = \"sc://h:1\"",
                 "needs [engine] kind = \"local\"",

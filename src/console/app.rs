@@ -51,6 +51,8 @@ pub enum Badge {
     Ignored(&'static str),
     /// Its hash is being computed to tell landed from changed.
     Hashing,
+    /// It could not be opened or read to its end: the row shows why.
+    Unreadable,
 }
 
 /// A file's size and modification time: when they change, its hash is stale.
@@ -95,6 +97,8 @@ pub struct InboxState {
     pub plan_scroll: u16,
     /// Known hashes by path, with the stamp they were computed at.
     pub hashes: HashMap<PathBuf, (Stamp, String)>,
+    /// Why a file could not be hashed, by path, with the stamp it was read at.
+    pub unreadable: HashMap<PathBuf, (Stamp, String)>,
     /// Checkpoint hash by input name, and quarantine action by hash, from the last reload.
     pub checkpoints: HashMap<String, String>,
     pub quarantined: HashMap<String, String>,

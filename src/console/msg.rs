@@ -95,10 +95,11 @@ pub enum Report {
     /// The state on disk: inbox, checkpoints, quarantine, run log, partitions.
     Loaded(Box<Snapshot>),
     LoadFailed(String),
+    /// One file's hash, or why it could not be read (shown in its inbox row).
     Hashed {
         path: PathBuf,
         stamp: Stamp,
-        sha256: String,
+        sha256: Result<String, String>,
     },
     HashingDone {
         id: u64,

@@ -61,15 +61,30 @@ pub fn hash(
             break;
         }
         let hashed = input::identity(&path, marker, &|| !cancel.load(Ordering::Relaxed));
-        if let (Ok(sha256), true) = (hashed, stamp_of(&path, marker) == Some(stamp)) {
-            report(Report::Hashed {
-                path,
-                stamp,
-                sha256,
-            });
+        // A cancelled read is no finding; a file changed under the read is hashed again.
+        if cancel.load(Ordering::Relaxed) || stamp_of(&path, marker) != Some(stamp) {
+            continue;
         }
+        let sha256 = hashed.map_err(|e| short_error(&e.to_string(), &path));
+        report(Report::Hashed {
+            path,
+            stamp,
+            sha256,
+        });
     }
     Report::HashingDone { id }
+}
+
+/// An error short enough for an inbox row: paths inside the input (a set's parts) and
+/// inside the inbox are named from there.
+fn short_error(error: &str, path: &Path) -> String {
+    let error = error.strip_prefix("input ").unwrap_or(error);
+    let within = |dir: &Path| format!("{}/", dir.display());
+    let error = error.replace(&within(path), "");
+    match path.parent() {
+        Some(inbox) => error.replace(&within(inbox), ""),
+        None => error,
+    }
 }
 
 /// Plans `path` with the core's `plan_input`. With `rank`, a local engine's plan also

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use wharf::console::app::{Badge, Loading, PlanState, View};
 use wharf::console::{Console, Intent, Msg};
+use wharf::land::RunStatus;
 
 use crate::fixture;
 use crate::harness::{FIRST, LEAKY, Product, settle};
@@ -194,4 +195,36 @@ fn ranked_reads_an_input_with_a_conflict_itself() {
         p.console.app.ranked.cursor, 1,
         "the conflict's key 7: {screen}"
     );
+}
+
+/// A landed set that a stray subfolder spoils cannot be hashed: its row says why instead
+/// of "hashing" forever, and it lands as landed again once the folder is gone.
+#[test]
+fn an_input_that_cannot_be_hashed_shows_why_in_its_row() {
+    let mut p = Product::samples();
+    let set = p.path("inbox/05-fix-parts");
+    std::fs::create_dir(&set).expect("a set folder");
+    std::fs::write(set.join("part-0001.jsonl"), fixture::LATE_FIX).expect("a part");
+    std::fs::write(set.join("_SUCCESS"), "").expect("the marker");
+    p.step_and_draw(Intent::Reload);
+    p.select("05-fix-parts");
+    assert_eq!(p.land_selected(), RunStatus::Published);
+    assert_eq!(p.badge("05-fix-parts"), Badge::Landed);
+    let lake = p.lake();
+
+    std::fs::create_dir(set.join("part-0002.jsonl")).expect("a stray subfolder");
+    let screen = p.step_and_draw(Intent::Reload);
+    assert_eq!(p.badge("05-fix-parts"), Badge::Unreadable);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("05-fix-parts") && l.contains("✗ error"))
+        .unwrap_or_else(|| panic!("the set's row says error: {screen}"));
+    assert!(row.contains("part-"), "the row starts the error: {row}");
+    assert!(screen.contains("part-0002.jsonl: is a"), "{screen}");
+    assert!(!screen.contains("hashing"), "{screen}");
+    assert_eq!(p.lake(), lake, "an unreadable input changes nothing");
+
+    std::fs::remove_dir(set.join("part-0002.jsonl")).expect("remove the subfolder");
+    p.step_and_draw(Intent::Reload);
+    assert_eq!(p.badge("05-fix-parts"), Badge::Landed);
 }

@@ -93,7 +93,12 @@ pub fn place_cursor(app: &mut App) -> Vec<Effect> {
     }
     if app.inbox.auto_cursor {
         let rows = &app.inbox.rows;
-        let open = |r: &&InboxRow| matches!(r.badge, Badge::New | Badge::Changed | Badge::Refused);
+        let open = |r: &&InboxRow| {
+            matches!(
+                r.badge,
+                Badge::New | Badge::Changed | Badge::Refused | Badge::Unreadable
+            )
+        };
         let closed = |r: &&InboxRow| !matches!(r.badge, Badge::Ignored(_));
         let target = rows
             .iter()
@@ -117,6 +122,13 @@ fn stamp(entry: &InboxEntry) -> Stamp {
 pub fn badge(inbox: &InboxState, entry: &InboxEntry) -> Badge {
     if let Some(why) = entry.ignored {
         return Badge::Ignored(why);
+    }
+    if inbox
+        .unreadable
+        .get(&entry.path)
+        .is_some_and(|(s, _)| *s == stamp(entry))
+    {
+        return Badge::Unreadable;
     }
     let checkpoint = inbox.checkpoints.get(&entry.name);
     let known = inbox

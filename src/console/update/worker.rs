@@ -32,7 +32,15 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
             stamp,
             sha256,
         } => {
-            app.inbox.hashes.insert(path.clone(), (stamp, sha256));
+            match sha256 {
+                Ok(sha256) => {
+                    app.inbox.unreadable.remove(&path);
+                    app.inbox.hashes.insert(path.clone(), (stamp, sha256));
+                }
+                Err(why) => {
+                    app.inbox.unreadable.insert(path.clone(), (stamp, why));
+                }
+            }
             if let Some(i) = app.inbox.rows.iter().position(|r| r.entry.path == path) {
                 app.inbox.rows[i].badge = reload::badge(&app.inbox, &app.inbox.rows[i].entry);
             }

@@ -9,6 +9,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::widgets::{bar, block, cut, mark, scroll, short, size, spinner, text};
 use crate::console::app::{App, Badge, Pane, PlanState};
+use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
 use crate::plan::{Action, DatePlan, NOT_RANKED, Plan, Refusal};
 
@@ -87,8 +88,16 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
                 Some(set) if set.open => ("◌ open", t.pending),
                 _ => badge(t, row.badge),
             };
-            let size = entry_size(&row.entry);
-            let name_width = width.saturating_sub(1 + 10 + size.len() + 1);
+            // An unreadable file's row says why where its size would be, in the room its
+            // name leaves (the detail pane has the whole error).
+            let (size, size_style) = match app.inbox.unreadable.get(&row.entry.path) {
+                Some((_, why)) if row.badge == Badge::Unreadable => {
+                    let room = width.saturating_sub(1 + 10 + row.entry.name.chars().count() + 1);
+                    (clean_cut(why, room.max(8)), t.refused)
+                }
+                _ => (entry_size(&row.entry), t.muted),
+            };
+            let name_width = width.saturating_sub(1 + 10 + size.chars().count() + 1);
             let name_style = if matches!(row.badge, Badge::Ignored(_)) {
                 t.ignored
             } else {
@@ -101,7 +110,7 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
                 Span::raw(" "),
                 name,
                 Span::raw(" ".repeat(pad + 1)),
-                Span::styled(size, t.muted),
+                Span::styled(size, size_style),
             ]);
             mark(line, i == app.inbox.cursor, t.selected)
         })
@@ -118,6 +127,7 @@ pub fn badge(t: &Theme, badge: Badge) -> (&'static str, Style) {
         Badge::Refused => ("✗ refused", t.refused),
         Badge::Ignored(_) => ("· ignored", t.ignored),
         Badge::Hashing => ("… hashing", t.pending),
+        Badge::Unreadable => ("✗ error", t.refused),
     }
 }
 
