@@ -191,3 +191,20 @@ fn ranked_rank_one_reads_would_publish_until_the_input_lands() {
     assert!(screen.contains("kept (published)"), "{screen}");
     assert!(!screen.contains("would publish"), "{screen}");
 }
+
+/// A refused input publishes none of its rows, so its rank 1 never says "would publish".
+#[test]
+fn ranked_rank_one_of_a_refused_input_says_nothing_publishes() {
+    let mut p = Product::samples();
+    p.select(LEAKY);
+    let screen = p.steps([Intent::NextPane, Intent::NextPane, Intent::NextPane]);
+    assert!(screen.contains("Ranked"), "{screen}");
+    // The why column is cut at this width; the words are whole in ranked's unit test.
+    assert_eq!(
+        screen.matches("rank 1 (refused: nothing").count(),
+        2,
+        "{screen}"
+    );
+    assert!(!screen.contains("would publish"), "{screen}");
+    assert!(!screen.contains("kept (published)"), "{screen}");
+}

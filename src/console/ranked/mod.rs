@@ -427,13 +427,27 @@ pub fn short_instant(instant: Instant) -> String {
     }
 }
 
+/// What an input's rank-1 rows come to, for the words the table gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Not landed yet, and the plan (if any) publishes.
+    WouldPublish,
+    /// The input's checkpoint says it landed.
+    Published,
+    /// The plan refuses the whole input: no row of it publishes.
+    Refused,
+}
+
 impl Note {
     /// Short words for the table; rank 1 says "published" only once the input's
-    /// checkpoint says so.
-    pub fn describe(self, published: bool) -> String {
+    /// checkpoint says so, and never "would publish" for an input the plan refuses.
+    pub fn describe(self, fate: Fate) -> String {
         match self {
-            Note::Kept if published => "kept (published)".into(),
-            Note::Kept => "rank 1 (would publish)".into(),
+            Note::Kept => match fate {
+                Fate::Published => "kept (published)".into(),
+                Fate::WouldPublish => "rank 1 (would publish)".into(),
+                Fate::Refused => "rank 1 (refused: nothing publishes)".into(),
+            },
             Note::Lost(why) => why.describe().into(),
             Note::Retry { of } => format!("identical retry of line {of}"),
             Note::Conflict { of } => format!("conflict with line {of} (breach)"),

@@ -292,3 +292,18 @@ proptest::proptest! {
         proptest::prop_assert_eq!(shown, want);
     }
 }
+
+#[test]
+fn rank_one_says_what_the_input_comes_to() {
+    for (fate, words) in [
+        (Fate::WouldPublish, "rank 1 (would publish)"),
+        (Fate::Published, "kept (published)"),
+        (Fate::Refused, "rank 1 (refused: nothing publishes)"),
+    ] {
+        assert_eq!(Note::Kept.describe(fate), words);
+    }
+    assert_eq!(
+        Note::Retry { of: 3 }.describe(Fate::Refused),
+        "identical retry of line 3"
+    );
+}

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::widgets::{bar, cut, mark, scroll, size, spinner, text};
 use crate::console::app::{App, Badge, Loading};
-use crate::console::ranked::Note;
+use crate::console::ranked::{Fate, Note};
 use crate::console::raw::{LineIndex, LineOutcome, RawLine, Repeat};
 use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
@@ -252,14 +252,21 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    let published = app
+    let badge = app
         .inbox
         .rows
         .iter()
         .find(|r| app.ranked.path.as_ref() == Some(&r.entry.path))
-        .is_some_and(|r| r.badge == Badge::Landed);
+        .map(|r| r.badge);
     // A set's lines as (part, line) (§11.4), from the plan of the same input.
     let plan = app.plan().filter(|_| app.ranked.path == app.inbox.selected);
+    let fate = if plan.is_some_and(|p| p.refusal.is_some()) || badge == Some(Badge::Refused) {
+        Fate::Refused
+    } else if badge == Some(Badge::Landed) {
+        Fate::Published
+    } else {
+        Fate::WouldPublish
+    };
     let line_ref = |line: u64| plan.map_or(line.to_string(), |p| p.line_ref(line));
     let height = usize::from(body.height);
     let top = scroll(app.ranked.cursor, rows.len(), height);
@@ -311,7 +318,7 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         if wide {
             cell(&row.fields, 20, t.muted);
         }
-        let mut why = row.note.describe(published);
+        let mut why = row.note.describe(fate);
         if r == 1 && ranked.tie(k) {
             why.push_str(" ⚖");
         }
