@@ -277,3 +277,13 @@ pub const KEYS: &[Group] = &[
         ],
     },
 ];
+
+/// The first key [`KEYS`] binds to `intent` while browsing: the one the footer names.
+pub fn key_of(intent: Intent) -> Option<Key> {
+    KEYS.iter()
+        .flat_map(|group| group.rows)
+        .filter(|row| row.scope == Scope::Browsing)
+        .flat_map(|row| row.parts.iter().copied().flatten())
+        .find(|(_, bound)| *bound == intent)
+        .map(|(key, _)| *key)
+}

@@ -178,4 +178,17 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn the_footer_names_the_first_browsing_key_of_an_intent() {
+        use crate::console::bindings::{Key, key_of};
+        assert_eq!(key_of(Intent::Down), Some(Key::Char('j')));
+        assert_eq!(key_of(Intent::NextPane), Some(Key::Tab));
+        assert_eq!(key_of(Intent::Cancel), Some(Key::Char('c')));
+        assert_eq!(
+            key_of(Intent::Confirm),
+            None,
+            "a dialog's key is no browsing hint"
+        );
+    }
 }

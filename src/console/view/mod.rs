@@ -24,6 +24,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use super::app::{App, Level, View};
+use super::bindings;
+use super::msg::Intent;
 use widgets::text;
 
 /// Draws the whole screen.
@@ -116,51 +118,75 @@ fn footer_bar(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 fn hints(app: &App) -> Line<'static> {
-    use super::app::{HistoryPane, Pane};
-    let pairs: &[(&str, &str)] = match app.view {
-        View::Inbox => match app.detail_tab() {
-            Pane::Raw => &[
-                ("j/k", "line"),
-                ("n/N", "next reject"),
-                ("r", "run"),
-                ("Tab", "pane"),
-                ("Esc", "back"),
-            ],
-            Pane::Ranked => &[
-                ("j/k", "row"),
-                ("/", "key"),
-                ("n/N", "next tie"),
-                ("r", "run"),
-                ("Tab", "pane"),
-            ],
-            Pane::Changes => &[
-                ("j/k", "change"),
-                ("f", "kind"),
-                ("/", "key"),
-                ("n/N", "date"),
-                ("r", "run"),
-            ],
-            _ => &[
-                ("j/k", "select"),
-                ("Enter", "plan"),
-                ("r", "run"),
-                ("Tab", "plan/raw/ranked/changes"),
-                ("c", "cancel"),
-            ],
-        },
-        View::Quarantine if app.quarantine.rejects.is_some() => {
-            &[("Enter", "raw line"), ("Esc", "back"), ("j/k", "move")]
-        }
-        View::Quarantine => &[("Enter", "rejects"), ("/", "filter"), ("j/k", "move")],
-        View::History if app.history.pane == HistoryPane::Partitions => {
-            &[("r", "restore date"), ("Tab", "runs"), ("j/k", "move")]
-        }
-        View::History => &[("Tab", "partitions"), ("j/k", "move")],
-    };
     let mut spans = vec![Span::raw(" ")];
-    for (key, what) in pairs {
-        spans.push(Span::styled(*key, app.theme.key));
+    for (intents, what) in hint_table(app) {
+        spans.push(Span::styled(hint_keys(intents), app.theme.key));
         spans.push(Span::styled(format!(" {what}  "), app.theme.muted));
     }
     Line::from(spans)
+}
+
+/// The keys of `intents` as the footer writes them (`j/k`), from the one table of
+/// bindings, so a key rebound there is rebound here.
+fn hint_keys(intents: &[Intent]) -> String {
+    let keys: Vec<String> = intents
+        .iter()
+        .filter_map(|intent| bindings::key_of(*intent))
+        .map(|key| key.label())
+        .collect();
+    keys.join("/")
+}
+
+/// What the footer offers where the cursor is: intents and the word for them.
+fn hint_table(app: &App) -> &'static [(&'static [Intent], &'static str)] {
+    use super::app::{HistoryPane, Pane};
+    use Intent::*;
+    match app.view {
+        View::Inbox => match app.detail_tab() {
+            Pane::Raw => &[
+                (&[Down, Up], "line"),
+                (&[NextMark, PrevMark], "next reject"),
+                (&[Run], "run"),
+                (&[NextPane], "pane"),
+                (&[Back], "back"),
+            ],
+            Pane::Ranked => &[
+                (&[Down, Up], "row"),
+                (&[Filter], "key"),
+                (&[NextMark, PrevMark], "next tie"),
+                (&[Run], "run"),
+                (&[NextPane], "pane"),
+            ],
+            Pane::Changes => &[
+                (&[Down, Up], "change"),
+                (&[NextShown], "kind"),
+                (&[Filter], "key"),
+                (&[NextMark, PrevMark], "date"),
+                (&[Run], "run"),
+            ],
+            _ => &[
+                (&[Down, Up], "select"),
+                (&[Open], "plan"),
+                (&[Run], "run"),
+                (&[NextPane], "plan/raw/ranked/changes"),
+                (&[Cancel], "cancel"),
+            ],
+        },
+        View::Quarantine if app.quarantine.rejects.is_some() => &[
+            (&[Open], "raw line"),
+            (&[Back], "back"),
+            (&[Down, Up], "move"),
+        ],
+        View::Quarantine => &[
+            (&[Open], "rejects"),
+            (&[Filter], "filter"),
+            (&[Down, Up], "move"),
+        ],
+        View::History if app.history.pane == HistoryPane::Partitions => &[
+            (&[Run], "restore date"),
+            (&[NextPane], "runs"),
+            (&[Down, Up], "move"),
+        ],
+        View::History => &[(&[NextPane], "partitions"), (&[Down, Up], "move")],
+    }
 }
