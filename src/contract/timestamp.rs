@@ -48,6 +48,11 @@ impl Instant {
         Date(self.secs.div_euclid(SECONDS_PER_DAY) as i32)
     }
 
+    /// The UTC hour of its day, `0..24`.
+    pub fn hour_of_day(self) -> usize {
+        (self.secs.rem_euclid(SECONDS_PER_DAY) / 3600) as usize
+    }
+
     /// Seconds since the epoch.
     pub fn secs(self) -> i64 {
         self.secs

@@ -3,7 +3,7 @@
 //! folders under the root (those also hold the trash's removed files and other writers'
 //! uncommitted ones); a date's rows are its files fetched through the table's store.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use parquet::file::reader::SerializedFileReader;
 
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::land::commit::Found;
 use crate::land::delta;
 use crate::plan::PartitionEntry;
-use crate::store::dataset::Dataset;
+use crate::store::dataset::{self, Dataset};
 use crate::store::parquet_files;
 
 /// The version `found` read.
@@ -26,6 +26,22 @@ impl TableVersion<'_> {
         paths.sort();
         paths
     }
+
+    /// A reader of each of `date`'s files, fetched through the table's store, and the
+    /// file's name for errors.
+    fn readers(&self, date: Date) -> Result<Vec<(SerializedFileReader<bytes::Bytes>, PathBuf)>> {
+        let mut readers = Vec::new();
+        for path in self.files_of(date) {
+            let bytes = self.0.table.fetch(&path)?;
+            let named = Path::new(self.0.table.url()).join(&path);
+            let reader = SerializedFileReader::new(bytes).map_err(|e| Error::CorruptState {
+                path: named.clone(),
+                detail: e.to_string(),
+            })?;
+            readers.push((reader, named));
+        }
+        Ok(readers)
+    }
 }
 
 impl Dataset for TableVersion<'_> {
@@ -35,16 +51,18 @@ impl Dataset for TableVersion<'_> {
 
     fn rows(&self, date: Date, schema: &Schema) -> Result<Vec<Record>> {
         let mut rows = Vec::new();
-        for path in self.files_of(date) {
-            let bytes = self.0.table.fetch(&path)?;
-            let named = Path::new(self.0.table.url()).join(&path);
-            let reader = SerializedFileReader::new(bytes).map_err(|e| Error::CorruptState {
-                path: named.clone(),
-                detail: e.to_string(),
-            })?;
+        for (reader, named) in self.readers(date)? {
             rows.extend(parquet_files::read_records(reader, &named, schema)?);
         }
         Ok(rows)
+    }
+
+    fn rows_by_hour(&self, date: Date, schema: &Schema) -> Result<[u64; 24]> {
+        let mut hours = [0; 24];
+        for (reader, named) in self.readers(date)? {
+            dataset::add_hours(&mut hours, parquet_files::hours_of(reader, &named, schema)?);
+        }
+        Ok(hours)
     }
 
     fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool {

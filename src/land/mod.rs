@@ -11,6 +11,7 @@ pub mod delta;
 pub mod delta_read;
 pub mod delta_trash;
 mod folder;
+pub mod hours;
 pub mod lock;
 pub mod preview;
 pub mod quarantine;

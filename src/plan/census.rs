@@ -40,4 +40,22 @@ pub struct DateCensus {
     pub rows: u64,
     /// Merge mode only (§10.6): how the date's keys change.
     pub merge: Option<MergeCounts>,
+    /// Those rows by UTC hour of their `partition_by_date_of` instant, where the engine
+    /// counted them (the console draws the day from it).
+    pub by_hour: Option<[u64; 24]>,
+}
+
+/// `records` counted by UTC hour of their field `date_of` (an instant; others are not
+/// counted): a date's picture, for an engine that has its rows at hand.
+pub fn rows_by_hour<'a>(
+    records: impl IntoIterator<Item = &'a crate::contract::Record>,
+    date_of: usize,
+) -> [u64; 24] {
+    let mut hours = [0; 24];
+    for record in records {
+        if let Some(instant) = record[date_of].instant() {
+            hours[instant.hour_of_day()] += 1;
+        }
+    }
+    hours
 }

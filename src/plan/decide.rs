@@ -62,6 +62,7 @@ pub fn decide(
                     .and_then(|b| b.owner.as_ref())
                     .map(|o| o.input_name.clone()),
                 merge: date.merge,
+                by_hour: date.by_hour,
             }
         })
         .collect();
@@ -184,6 +185,7 @@ mod tests {
                 DateCensus {
                     rows: keys,
                     merge: None,
+                    by_hour: None,
                 },
             )]),
             unranked: false,

@@ -20,7 +20,7 @@ pub mod rank;
 pub mod state;
 
 pub use batch::{Batch, EventFacts};
-pub use census::{Census, DateCensus};
+pub use census::{Census, DateCensus, rows_by_hour};
 pub use counts::{Counts, LineFinding};
 pub use decide::{DecideOptions, Policy, decide};
 pub use merge::{Merged, Outcome, PublishedRows};
@@ -164,6 +164,10 @@ pub struct DatePlan {
     /// Merge mode only (§10.6): how the date's keys change.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub merge: Option<MergeCounts>,
+    /// `rows` by UTC hour of their `partition_by_date_of` instant, where the engine
+    /// counted them: the console's picture of the day, not part of `plan --json`.
+    #[serde(skip)]
+    pub by_hour: Option<[u64; 24]>,
 }
 
 /// How a merge changes one date's keys.

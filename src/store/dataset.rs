@@ -20,6 +20,16 @@ pub trait Dataset {
     /// Whether `entry`, the manifest's record of `date`, is still what the dataset holds
     /// there: a Delta table another writer or a restore changed is not.
     fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool;
+    /// The rows `date` holds now by UTC hour of their `partition_by_date_of` instant
+    /// (all zero for a date it lacks), reading that column alone.
+    fn rows_by_hour(&self, date: Date, schema: &Schema) -> Result<[u64; 24]>;
+}
+
+/// Hours summed over a date's files.
+pub fn add_hours(sum: &mut [u64; 24], hours: [u64; 24]) {
+    for (total, n) in sum.iter_mut().zip(hours) {
+        *total += n;
+    }
 }
 
 /// The `event_date=D` folders under a local publish root: a date's folder is whatever
@@ -44,5 +54,18 @@ impl Dataset for HiveFolders<'_> {
 
     fn holds_as_recorded(&self, _date: Date, _entry: &PartitionEntry) -> bool {
         true
+    }
+
+    fn rows_by_hour(&self, date: Date, schema: &Schema) -> Result<[u64; 24]> {
+        let folder = state::partition_dir(self.0, date);
+        let mut hours = [0; 24];
+        if !folder.is_dir() {
+            return Ok(hours);
+        }
+        for path in parquet_files::parquet_paths(&folder)? {
+            let reader = parquet_files::open_reader(&path)?;
+            add_hours(&mut hours, parquet_files::hours_of(reader, &path, schema)?);
+        }
+        Ok(hours)
     }
 }

@@ -1,6 +1,6 @@
 //! Reading the published Parquet files: [`count_rows`] from the footers, [`parquet_paths`]
-//! of a partition, and [`read_partition`] as records (for a merge and `keys.json`'s
-//! rebuild). The files are written by an engine (`crate::engine::local::parquet`).
+//! of a partition, [`read_partition`] as records (for a merge and `keys.json`'s
+//! rebuild), and [`hours_of`] a file's rows by hour (the console's picture of a day). The files are written by an engine (`crate::engine::local::parquet`).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -81,4 +81,41 @@ pub fn read_records<R: parquet::file::reader::ChunkReader + 'static>(
         rows.push(record.into_boxed_slice());
     }
     Ok(rows)
+}
+
+/// The rows of one published file by UTC hour of `schema`'s `partition_by_date_of`
+/// instant, reading that column alone; `path` names the file in errors.
+pub fn hours_of<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: SerializedFileReader<R>,
+    path: &Path,
+    schema: &Schema,
+) -> Result<[u64; 24]> {
+    use parquet::record::Field;
+    use parquet::schema::types::Type;
+    let fail = |detail: String| Error::CorruptState {
+        path: path.to_owned(),
+        detail,
+    };
+    let name = &schema.fields[schema.date_of].name;
+    let file_schema = reader.metadata().file_metadata().schema();
+    let column = file_schema
+        .get_fields()
+        .iter()
+        .find(|f| f.name() == name)
+        .ok_or_else(|| fail(format!("no column {name}")))?;
+    let projection = Type::group_type_builder(file_schema.name())
+        .with_fields(vec![column.clone()])
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    let mut hours = [0; 24];
+    let rows = reader
+        .get_row_iter(Some(projection))
+        .map_err(|e| fail(e.to_string()))?;
+    for row in rows {
+        let row = row.map_err(|e| fail(e.to_string()))?;
+        if let Some((_, Field::TimestampMicros(us))) = row.get_column_iter().next() {
+            hours[crate::contract::Instant::from_micros(*us).hour_of_day()] += 1;
+        }
+    }
+    Ok(hours)
 }

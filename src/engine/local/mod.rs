@@ -143,7 +143,18 @@ impl Engine for LocalEngine {
                 summary
                     .dates
                     .iter()
-                    .map(|(&d, &rows)| (d, DateCensus { rows, merge: None }))
+                    .map(|(&d, &rows)| {
+                        let by_hour = summary.hours.get(&d).copied();
+                        let merge = None;
+                        (
+                            d,
+                            DateCensus {
+                                rows,
+                                merge,
+                                by_hour,
+                            },
+                        )
+                    })
                     .collect()
             }
             WriteMode::Merge => {
@@ -164,6 +175,10 @@ impl Engine for LocalEngine {
                         DateCensus {
                             rows,
                             merge: Some(merge),
+                            by_hour: Some(plan::rows_by_hour(
+                                m.rows.iter().map(|e| &e.record),
+                                config.schema.date_of,
+                            )),
                         },
                     );
                     self.partitions

@@ -112,6 +112,8 @@ pub struct Summary {
     pub winners: RowSet,
     /// Rows per `event_date` among the winners.
     pub dates: BTreeMap<Date, u64>,
+    /// Those rows by UTC hour of their date's instant.
+    pub hours: BTreeMap<Date, [u64; 24]>,
     /// Every key's events, when a trail was kept and the input fits one (no conflicts,
     /// lines below 2³¹).
     pub events_by_key: Option<Box<EventsByKey>>,
@@ -453,7 +455,7 @@ impl Ranking<'_> {
         };
         drop(best);
         counts.ties_by_arrival = census.ties;
-        let dates = census.dates;
+        let (dates, hours) = (census.dates, census.hours);
         let mut findings = self.findings;
         // Conflicts are found after their batch's other findings.
         findings.sort_by_key(|f| f.line);
@@ -462,6 +464,7 @@ impl Ranking<'_> {
             findings,
             winners,
             dates,
+            hours,
             events_by_key: None,
         };
         (summary, trail)

@@ -21,7 +21,7 @@ use crate::contract::{Date, LineIssue, LineReason};
 use crate::engine::Progress;
 use crate::error::{Error, Result};
 use crate::input::Input;
-use crate::plan::{Census, Counts, DateCensus, LineFinding};
+use crate::plan::{Census, Counts, LineFinding};
 
 /// Reads `input`: the census, and the cached winners when Spark ran.
 pub fn read(
@@ -76,7 +76,7 @@ fn ranked(
     let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
     let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
         let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
-        rank(session, &mut census)?;
+        rank(session, config, &mut census)?;
         Ok(winners)
     });
     // The winners are cached (or the census failed): the events are not needed again.
@@ -185,18 +185,25 @@ fn conflict_findings(session: &Session, config: &Config) -> Result<Vec<LineFindi
         .collect()
 }
 
-/// §3 and §4's aggregates: keys, ties by arrival and rows per date.
-fn rank(session: &Session, census: &mut Census) -> Result<()> {
+/// §3 and §4's aggregates: keys, ties by arrival and rows per date, by hour of the date's
+/// instant (the session's time zone is UTC).
+fn rank(session: &Session, config: &Config, census: &mut Census) -> Result<()> {
+    let date_of = ident(&config.schema.fields[config.schema.date_of].name);
     let query = format!(
-        "SELECT event_date, count(*), count_if(__tied) FROM {WINNERS} GROUP BY event_date ORDER BY event_date"
+        "SELECT event_date, hour({date_of}), count(*), count_if(__tied) FROM {WINNERS} \
+         GROUP BY event_date, hour({date_of})"
     );
     for row in session.rows(&query, "cannot count the winners per date")? {
         let date = Date(date_at(&row, 0)?);
-        let rows = u64::try_from(int_at(&row, 1)?).map_err(Error::internal)?;
-        let ties = u64::try_from(int_at(&row, 2)?).map_err(Error::internal)?;
+        let hour = usize::try_from(int_at(&row, 1)?).map_err(Error::internal)?;
+        let rows = u64::try_from(int_at(&row, 2)?).map_err(Error::internal)?;
+        let ties = u64::try_from(int_at(&row, 3)?).map_err(Error::internal)?;
         census.counts.keys += rows;
         census.counts.ties_by_arrival += ties;
-        census.dates.insert(date, DateCensus { rows, merge: None });
+        let date = census.dates.entry(date).or_default();
+        date.rows += rows;
+        let by_hour = date.by_hour.get_or_insert([0; 24]);
+        *by_hour.get_mut(hour).ok_or_else(|| Error::internal("an hour past 23"))? += rows;
     }
     Ok(())
 }

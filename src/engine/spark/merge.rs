@@ -109,15 +109,16 @@ pub fn merge_census(
     let tallied = tally(remote, &met, &extras)?;
     let dates: Vec<Date> = tallied.by_date.keys().copied().collect();
     let rows = new_rows(&published, &met, &extras, &names, &dates);
-    let counts = rows_by_date(remote, &rows)?;
+    let counts = rows_by_hour(remote, &rows, &names.fields[schema.date_of])?;
     let dates = tallied
         .by_date
         .into_iter()
         .map(|(date, merge)| {
-            let rows = counts.get(&date).copied().unwrap_or(0);
+            let by_hour = counts.get(&date).copied().unwrap_or([0; 24]);
             let census = DateCensus {
-                rows,
+                rows: by_hour.iter().sum(),
                 merge: Some(merge),
+                by_hour: Some(by_hour),
             };
             (date, census)
         })
@@ -469,14 +470,25 @@ fn new_rows(
     kept.union_by_name(&incoming)
 }
 
-fn rows_by_date(remote: &str, rows: &DataFrame) -> Result<BTreeMap<Date, u64>> {
-    rows.group_by([col("event_date")])
+/// The merged rows per date by UTC hour of `date_of` (the session's zone is UTC).
+fn rows_by_hour(
+    remote: &str,
+    rows: &DataFrame,
+    date_of: &str,
+) -> Result<BTreeMap<Date, [u64; 24]>> {
+    let counted = rows
+        .group_by([col("event_date"), expr(&format!("hour({date_of})"))])
         .count()
         .collect()
-        .map_err(failed(remote, "count the merged rows per date"))?
-        .iter()
-        .map(|row| Ok((date_at(row, 0)?, count_at(row, 1)?)))
-        .collect()
+        .map_err(failed(remote, "count the merged rows per date"))?;
+    let mut dates = BTreeMap::new();
+    for row in &counted {
+        let (date, hour, n) = (date_at(row, 0)?, count_at(row, 1)?, count_at(row, 2)?);
+        let hours: &mut [u64; 24] = dates.entry(date).or_insert([0; 24]);
+        let at = usize::try_from(hour).ok().and_then(|h| hours.get_mut(h));
+        *at.ok_or_else(|| Error::internal("Spark gave an hour past 23"))? += n;
+    }
+    Ok(dates)
 }
 
 /// `dates` as a SQL list of date literals; `NULL` (matching nothing) when empty.

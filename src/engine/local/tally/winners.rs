@@ -70,31 +70,55 @@ fn radix_sort<T: Copy + Default>(
 }
 
 /// What the placing counts of the winners on its way, while each entry is in cache: the
-/// keys whose best is tied (§3), and rows per `event_date` (§4), instead of two more
-/// passes over every winner on one core.
+/// keys whose best is tied (§3), and rows per `event_date` (§4) and per hour of it,
+/// instead of more passes over every winner on one core.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Census {
     pub ties: u64,
     pub dates: BTreeMap<Date, u64>,
+    /// Rows per `event_date` by UTC hour of their date's instant.
+    pub hours: BTreeMap<Date, [u64; 24]>,
+}
+
+/// Winners of one date in a row: winners in key order tend to share a date, so the maps
+/// are touched once a run.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Run {
+    date: Date,
+    rows: u64,
+    hours: [u64; 24],
 }
 
 impl Census {
-    /// Counts a winner of `date`, in `run` first: winners in key order tend to share a
-    /// date, so the map is touched once a run.
-    fn add(&mut self, run: &mut Option<(Date, u64)>, date: Date) {
-        *run = match *run {
-            Some((same, n)) if same == date => Some((same, n + 1)),
-            Some((other, n)) => {
-                *self.dates.entry(other).or_default() += n;
-                Some((date, 1))
+    /// Counts a winner whose date's instant is `instant`, in `run` first.
+    fn add(&mut self, run: &mut Option<Run>, instant: crate::contract::Instant) {
+        let date = instant.utc_date();
+        let hour = instant.hour_of_day();
+        match run {
+            Some(same) if same.date == date => {
+                same.rows += 1;
+                same.hours[hour] += 1;
             }
-            None => Some((date, 1)),
-        };
+            _ => {
+                self.end(run.take());
+                let mut hours = [0; 24];
+                hours[hour] = 1;
+                *run = Some(Run {
+                    date,
+                    rows: 1,
+                    hours,
+                });
+            }
+        }
     }
 
-    fn end(&mut self, run: Option<(Date, u64)>) {
-        if let Some((date, n)) = run {
-            *self.dates.entry(date).or_default() += n;
+    fn end(&mut self, run: Option<Run>) {
+        if let Some(run) = run {
+            *self.dates.entry(run.date).or_default() += run.rows;
+            let hours = self.hours.entry(run.date).or_insert([0; 24]);
+            for (sum, n) in hours.iter_mut().zip(run.hours) {
+                *sum += n;
+            }
         }
     }
 
@@ -102,6 +126,12 @@ impl Census {
         self.ties += other.ties;
         for (date, rows) in other.dates {
             *self.dates.entry(date).or_default() += rows;
+        }
+        for (date, by_hour) in other.hours {
+            let hours = self.hours.entry(date).or_insert([0; 24]);
+            for (sum, n) in hours.iter_mut().zip(by_hour) {
+                *sum += n;
+            }
         }
         self
     }
@@ -127,8 +157,8 @@ pub(super) fn count(best: &[Best]) -> Census {
     let mut run = None;
     for b in best {
         census.ties += u64::from(b.tied());
-        if let Some(date) = b.precedence.instant().map(|t| t.utc_date()) {
-            census.add(&mut run, date);
+        if let Some(instant) = b.precedence.instant() {
+            census.add(&mut run, instant);
         }
     }
     census.end(run);
@@ -169,7 +199,7 @@ pub(super) fn place_in_order(
     let place = |part: &[u32], spots: &mut [Spot], lines: &mut [u64]| {
         let mut census = Census::default();
         // Winners in key order tend to share a date: counted here, then in the map.
-        let mut run: Option<(Date, u64)> = None;
+        let mut run: Option<Run> = None;
         let winners = spots.iter_mut().zip(lines.iter_mut()).zip(part);
         for (k, ((spot, line), &i)) in winners.enumerate() {
             if k % PLACE_GROUP == 0 {
@@ -188,8 +218,8 @@ pub(super) fn place_in_order(
                     row::instant(&record[start..stop])
                 }
             };
-            if let Some(date) = instant.map(|t| t.utc_date()) {
-                census.add(&mut run, date);
+            if let Some(instant) = instant {
+                census.add(&mut run, instant);
             }
         }
         census.end(run);
@@ -235,7 +265,7 @@ mod tests {
                     .enumerate()
                     .map(|(i, &(day, tied))| {
                         let instant = day.map(|d| {
-                            crate::contract::Instant::from_parts(d * 86_400 + i as i64, 0)
+                            crate::contract::Instant::from_parts(d * 86_400 + i as i64 * 997, 0)
                         });
                         let stamp = instant.map_or(Value::Null, Value::Ts);
                         let record: crate::contract::Record =
@@ -257,14 +287,15 @@ mod tests {
             let (rows, best) = tally();
             let order: Vec<u32> = (0..best.len() as u32).collect();
             let (set, census) = place_in_order(rows, &best, &order, 2, DateOf::Field(1));
-            let mut dates = BTreeMap::new();
+            let (mut dates, mut hours) = (BTreeMap::new(), BTreeMap::new());
             for i in 0..set.len() {
                 if let Some(instant) = set.instant(i, 1) {
                     *dates.entry(instant.utc_date()).or_default() += 1;
+                    hours.entry(instant.utc_date()).or_insert([0u64; 24])[instant.hour_of_day()] += 1;
                 }
             }
             let ties = winners.iter().filter(|(_, tied)| *tied).count() as u64;
-            prop_assert_eq!(&census, &Census { ties, dates });
+            prop_assert_eq!(&census, &Census { ties, dates, hours });
             let (rows, best) = tally();
             let (_, from_entries) = place_in_order(rows, &best, &order, 2, DateOf::Precedence);
             prop_assert_eq!(from_entries, census);
