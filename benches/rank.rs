@@ -94,7 +94,7 @@ fn wharf_rank(batches: &[Batch], events: usize, schema: &Schema) -> Summary {
     let Ok(Finish::Done(summary)) = tally.finish() else {
         panic!("generated lines have no conflicts, and memory scratch cannot fail");
     };
-    summary
+    *summary
 }
 
 fn polars_rank(columns: Columns) -> PolarsResult<DataFrame> {

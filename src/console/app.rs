@@ -93,6 +93,8 @@ pub struct InboxState {
     /// The input whose plan (and raw / ranked data) the right side shows.
     pub selected: Option<PathBuf>,
     pub plan: PlanState,
+    /// The plan's dates as published now, by hour: the other half of the day's picture.
+    pub published_hours: Loading<PublishedHours>,
     /// Lines the Plan tab is scrolled down by.
     pub plan_scroll: u16,
     /// Known hashes by path, with the stamp they were computed at.
@@ -109,6 +111,9 @@ pub struct InboxState {
     /// The selected input's size and time when its plan was asked for.
     pub planned: Option<Stamp>,
 }
+
+/// Rows by UTC hour of some dates.
+pub type PublishedHours = std::collections::BTreeMap<crate::contract::Date, [u64; 24]>;
 
 /// Background work that fills a tab.
 #[derive(Clone, Debug, Default)]

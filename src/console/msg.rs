@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::app::{PartitionRow, Stamp, TableAt, View};
+use super::app::{PartitionRow, PublishedHours, Stamp, TableAt, View};
 use super::changes::Changes;
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
@@ -167,6 +167,11 @@ pub enum Report {
         bytes: u64,
         total: u64,
     },
+    /// The plan `id`'s dates as published now, by hour (the Plan tab's picture).
+    PublishedHours {
+        id: u64,
+        result: Result<PublishedHours, String>,
+    },
     /// What a landing of the input would change (the Changes tab).
     Changed {
         id: u64,
@@ -198,6 +203,7 @@ impl Report {
             | Report::Indexed { id, .. }
             | Report::Ranked { id, .. }
             | Report::Changed { id, .. }
+            | Report::PublishedHours { id, .. }
             | Report::RawLine { id, .. } => Some(*id),
             _ => None,
         }
@@ -278,6 +284,11 @@ pub enum Effect {
         ranked: Arc<Ranked>,
         rows: Arc<Rows>,
         start: usize,
+    },
+    /// Read how `dates` are published now, by hour (on a worker).
+    PublishedHours {
+        id: u64,
+        dates: Vec<Date>,
     },
     /// Diff a landing of `path` against the published partitions (on a worker).
     Changes {

@@ -277,6 +277,11 @@ impl Console {
                 move |cancel, report| workers::rank(&config, id, &path, cancel, report),
                 move |e| Report::Ranked { id, result: Err(e) },
             ),
+            Effect::PublishedHours { id, dates } => self.spawn(
+                id,
+                move |cancel, _| workers::published_hours(&config, id, &dates, cancel),
+                move |e| Report::PublishedHours { id, result: Err(e) },
+            ),
             Effect::Changes { id, path } => self.spawn(
                 id,
                 move |cancel, report| workers::changes(&config, id, &path, cancel, report),

@@ -173,6 +173,8 @@ fn every_screen() {
         9,
     );
     steps(&mut c, [Intent::Back, Intent::Reload, Intent::Bottom]);
+    // The late fix's two hours beside the whole published day.
+    snap_at(&mut c, "day_shrink", NEWER_SIZES);
     // The late fix against the landed day: one order refunded, the others gone.
     steps(&mut c, [Intent::PrevPane]);
     snap_at(&mut c, "changes_shrink", NEWER_SIZES);

@@ -275,6 +275,16 @@ pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, repor
     }
 }
 
+/// `dates` as published now, by hour (the Plan tab's picture of each day).
+pub fn published_hours(config: &Config, id: u64, dates: &[Date], cancel: &AtomicBool) -> Report {
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    let result = crate::land::hours::published_by_hour(config, dates, &cancelled);
+    Report::PublishedHours {
+        id,
+        result: result.map_err(|e| e.to_string()),
+    }
+}
+
 /// Line `line` of `path`, masked, if the file still hashes to `sha256` (the quarantined
 /// bytes); read with the core's `input::scan` so numbering matches the rejects.
 pub fn raw_line(

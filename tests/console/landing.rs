@@ -6,8 +6,8 @@ use wharf::console::app::{Badge, Dialog, Finished, PlanState, View};
 use wharf::land::RunStatus;
 use wharf::plan::Action as PlanAction;
 
-use crate::fixture;
 use crate::harness::{FIRST, LEAKY, Product};
+use crate::{fixture, kit};
 
 #[test]
 fn select_plan_confirm_lands_the_partition() {
@@ -207,4 +207,60 @@ fn ranked_rank_one_of_a_refused_input_says_nothing_publishes() {
     );
     assert!(!screen.contains("would publish"), "{screen}");
     assert!(!screen.contains("kept (published)"), "{screen}");
+}
+
+/// The Plan tab's picture of the day: the late fix's one row in its hour, beside the
+/// published day's rows in theirs, each counted from the bytes on disk.
+#[test]
+fn the_day_picture_shows_the_input_and_the_published_rows_by_hour() {
+    let mut p = Product::late_fix_selected();
+    let hour = |micros: &str| {
+        let us: i64 = micros.parse().expect("micros");
+        us.div_euclid(3_600_000_000).rem_euclid(24) as usize
+    };
+    let mut published = [0u64; 24];
+    for row in kit::dataset::read_rows(&p.path("lake/orders/event_date=2024-03-01")) {
+        published[hour(&row["updated_at"])] += 1;
+    }
+    let mut input = [0u64; 24];
+    for line in fixture::LATE_FIX.lines() {
+        let event: serde_json::Value = serde_json::from_str(line).expect("an event");
+        let at = event["updated_at"].as_str().expect("updated_at");
+        input[hour(&kit::dataset::micros(at))] += 1;
+    }
+    assert_eq!(published.iter().sum::<u64>(), 3);
+    assert_ne!(input, published);
+
+    let screen = p.step_and_draw(Intent::Open);
+    let PlanState::Ready(plan) = &p.console.app.inbox.plan else {
+        panic!("planned: {screen}");
+    };
+    assert_eq!(plan.dates[0].by_hour, Some(input), "the plan's own hours");
+    let read = match &p.console.app.inbox.published_hours {
+        wharf::console::app::Loading::Ready(hours) => hours.clone(),
+        other => panic!("published hours: {other:?}"),
+    };
+    assert_eq!(read.get(&plan.dates[0].event_date), Some(&published));
+    // Each row of bars marks exactly the hours that hold rows.
+    let bars_of = |label: &str| -> Vec<bool> {
+        let line = screen
+            .lines()
+            .find(|l| l.contains(&format!("    {label} ")))
+            .unwrap_or_else(|| panic!("a {label} row: {screen}"));
+        let after = &line[line.find(label).unwrap() + label.len()..];
+        let bars: Vec<char> = after
+            .trim_start()
+            .chars()
+            .take_while(|c| *c == '·' || ('▁'..='█').contains(c))
+            .collect();
+        assert_eq!(bars.len() % 24, 0, "{line}");
+        let per_hour = bars.len() / 24;
+        (0..24).map(|h| bars[h * per_hour] != '·').collect()
+    };
+    assert_eq!(bars_of("input"), input.map(|n| n > 0).to_vec(), "{screen}");
+    assert_eq!(
+        bars_of("published"),
+        published.map(|n| n > 0).to_vec(),
+        "{screen}"
+    );
 }

@@ -94,7 +94,16 @@ pub fn assert_census_matches(census: &Census, plan: &Plan, what: &str) {
     assert_eq!(census.sha256, plan.input_sha256, "{what}: sha256");
     assert_eq!(census.counts, plan.counts, "{what}: counts");
     assert_eq!(census.findings, plan.findings, "{what}: findings");
-    let dates: Vec<(Date, u64)> = census.dates.iter().map(|(d, c)| (*d, c.rows)).collect();
-    let want: Vec<(Date, u64)> = plan.dates.iter().map(|d| (d.event_date, d.rows)).collect();
+    // Rows per date, and by hour (the console's picture of the day).
+    let dates: Vec<_> = census
+        .dates
+        .iter()
+        .map(|(d, c)| (*d, c.rows, c.by_hour))
+        .collect();
+    let want: Vec<_> = plan
+        .dates
+        .iter()
+        .map(|d| (d.event_date, d.rows, d.by_hour))
+        .collect();
     assert_eq!(dates, want, "{what}: dates");
 }

@@ -198,10 +198,17 @@ fn spark_rows(census: &MergeCensus, schema: &Schema) -> BTreeMap<Date, Vec<Row>>
 /// What the comparison needs of a merge: per date its counts and rows, stale, ties.
 #[derive(Debug, PartialEq, Eq)]
 struct Outcomes {
-    dates: BTreeMap<Date, (MergeCounts, u64)>,
+    /// Counts, rows and rows by hour.
+    dates: BTreeMap<Date, (MergeCounts, u64, [u64; 24])>,
     rows: BTreeMap<Date, Vec<Row>>,
     stale: u64,
     ties_by_arrival: u64,
+}
+
+/// A date's counts and rows (its hours are compared between the engines).
+fn date_of(out: &Outcomes, date: &str) -> (MergeCounts, u64) {
+    let (counts, rows, _) = out.dates[&day(date)];
+    (counts, rows)
 }
 
 fn local_outcomes(merged: &Merged, schema: &Schema) -> Outcomes {
@@ -215,7 +222,11 @@ fn local_outcomes(merged: &Merged, schema: &Schema) -> Outcomes {
         dates: merged
             .dates
             .iter()
-            .map(|(date, d)| (*date, (counts(d), d.rows.len() as u64)))
+            .map(|(date, d)| {
+                let hours =
+                    wharf::plan::rows_by_hour(d.rows.iter().map(|e| &e.record), schema.date_of);
+                (*date, (counts(d), d.rows.len() as u64, hours))
+            })
             .collect(),
         rows: merged
             .dates
@@ -240,7 +251,7 @@ fn spark_outcomes(census: &MergeCensus, schema: &Schema) -> Outcomes {
         dates: census
             .dates
             .iter()
-            .map(|(date, d)| (*date, (d.merge.unwrap(), d.rows)))
+            .map(|(date, d)| (*date, (d.merge.unwrap(), d.rows, d.by_hour.unwrap())))
             .collect(),
         rows: spark_rows(census, schema),
         stale: census.stale,
@@ -310,7 +321,7 @@ fn a_micro_batch_updates_its_keys_and_keeps_the_rest_of_the_day() {
             &event("e5", 4, "PENDING", "2024-03-01T11:00:00Z"),
         ],
     );
-    assert_eq!(out.dates[&day("2024-03-01")], (counts(1, 1, 0, 0), 4));
+    assert_eq!(date_of(&out, "2024-03-01"), (counts(1, 1, 0, 0), 4));
     let statuses: Vec<&str> = out.rows[&day("2024-03-01")]
         .iter()
         .map(|r| r["status"].as_str())
@@ -363,7 +374,7 @@ fn a_higher_tiebreak_wins_and_a_missing_one_loses() {
         ],
     );
     assert_eq!((out.stale, out.ties_by_arrival), (1, 0));
-    assert_eq!(out.dates[&day("2024-03-01")], (counts(0, 1, 0, 0), 2));
+    assert_eq!(date_of(&out, "2024-03-01"), (counts(0, 1, 0, 0), 2));
 }
 
 #[test]
@@ -392,7 +403,7 @@ fn a_sub_microsecond_later_event_updates_a_published_row() {
         &product,
         &[&event("e2", 1, "PAID", "2024-03-01T10:00:00.0000009Z")],
     );
-    assert_eq!(out.dates[&day("2024-03-01")], (counts(0, 1, 0, 0), 1));
+    assert_eq!(date_of(&out, "2024-03-01"), (counts(0, 1, 0, 0), 1));
 }
 
 #[test]
@@ -415,9 +426,9 @@ fn a_key_moves_to_its_new_date_and_an_emptied_date_is_retired() {
             &event("e5", 9, "NEW", "2024-03-03T02:00:00Z"),
         ],
     );
-    assert_eq!(out.dates[&day("2024-03-01")], (counts(0, 0, 0, 2), 0));
-    assert_eq!(out.dates[&day("2024-03-02")], (counts(0, 0, 1, 0), 1));
-    assert_eq!(out.dates[&day("2024-03-03")], (counts(1, 0, 1, 0), 2));
+    assert_eq!(date_of(&out, "2024-03-01"), (counts(0, 0, 0, 2), 0));
+    assert_eq!(date_of(&out, "2024-03-02"), (counts(0, 0, 1, 0), 1));
+    assert_eq!(date_of(&out, "2024-03-03"), (counts(1, 0, 1, 0), 2));
     assert!(
         !out.rows.contains_key(&day("2024-03-01")),
         "no rows left there"
@@ -435,7 +446,7 @@ fn where_keys_live_comes_from_the_published_files_not_the_key_index() {
     // An index that lies: Spark must not read it.
     fs::write(product.state.join("keys.json"), b"{\"dates\":{}}").unwrap();
     let out = both_engines(&product, &[&event("e2", 1, "PAID", "2024-03-02T01:00:00Z")]);
-    assert_eq!(out.dates[&day("2024-03-01")], (counts(0, 0, 0, 1), 0));
+    assert_eq!(date_of(&out, "2024-03-01"), (counts(0, 0, 0, 1), 0));
 }
 
 #[test]
@@ -462,7 +473,7 @@ fn a_key_left_on_two_dates_by_a_crash_is_repaired() {
         "the key is on both"
     );
     let out = both_engines(&product, &[&moved]);
-    assert_eq!(out.dates[&day("2024-03-01")], (counts(0, 0, 0, 1), 0));
+    assert_eq!(date_of(&out, "2024-03-01"), (counts(0, 0, 0, 1), 0));
     assert!(!out.dates.contains_key(&day("2024-03-02")), "already there");
 }
 
@@ -485,7 +496,7 @@ fn generated_batches_over_many_dates_merge_alike() {
         assert_eq!(ran.code, 0, "{}", ran.stderr);
         let batch = Events::new(2_000).days(batch_days).seed(8).rejects(0.01);
         let out = both_engines(&product, &write("b2.jsonl", batch));
-        for (c, _) in out.dates.values() {
+        for (c, _, _) in out.dates.values() {
             changed += c.inserted + c.updated + c.moved_in;
             moved += c.moved_out;
         }

@@ -22,6 +22,28 @@ fn rank_later(app: &mut App, id: u64) -> Vec<Effect> {
     ensure_detail(app)
 }
 
+/// Asks for the published hours of the dates `plan` would replace, when it counted its
+/// own (an engine may not) and any of them is published now.
+fn read_published_hours(app: &mut App, plan: &crate::plan::Plan) -> Option<Effect> {
+    let counted = plan.dates.iter().any(|d| d.by_hour.is_some());
+    let dates: Vec<_> = plan
+        .dates
+        .iter()
+        .filter(|d| d.rows_before.is_some())
+        .map(|d| d.event_date)
+        .collect();
+    if !counted || dates.is_empty() {
+        return None;
+    }
+    let id = app.id();
+    app.inbox.published_hours = Loading::Running {
+        id,
+        bytes: 0,
+        total: 0,
+    };
+    Some(Effect::PublishedHours { id, dates })
+}
+
 /// Applies one report.
 pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
     match report {
@@ -64,14 +86,29 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
             ..
         } => {
             let failed = result.is_err();
+            let mut effects = Vec::new();
             if matches!(app.inbox.plan, PlanState::Running { id: want, .. } if want == id) {
+                app.inbox.published_hours = Loading::None;
                 app.inbox.plan = match result {
-                    Ok(plan) => PlanState::Ready(plan),
+                    Ok(plan) => {
+                        effects.extend(read_published_hours(app, &plan));
+                        PlanState::Ready(plan)
+                    }
                     Err(error) => PlanState::Failed(error),
                 };
             }
             if failed || !ranks_next {
-                return rank_later(app, id);
+                effects.extend(rank_later(app, id));
+            }
+            return effects;
+        }
+        Report::PublishedHours { id, result } => {
+            if matches!(app.inbox.published_hours, Loading::Running { id: want, .. } if want == id)
+            {
+                app.inbox.published_hours = match result {
+                    Ok(hours) => Loading::Ready(hours),
+                    Err(error) => Loading::Failed(error),
+                };
             }
         }
         Report::RankLater { id } => return rank_later(app, id),

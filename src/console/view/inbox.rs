@@ -41,7 +41,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         Pane::Ranked => super::detail::ranked(app, frame, inner),
         Pane::Changes => super::changes::draw(app, frame, inner),
         _ => frame.render_widget(
-            Paragraph::new(plan_lines(app))
+            Paragraph::new(plan_lines(app, usize::from(inner.width)))
                 .wrap(Wrap { trim: false })
                 .scroll((app.inbox.plan_scroll, 0)),
             inner,
@@ -131,7 +131,7 @@ pub fn badge(t: &Theme, badge: Badge) -> (&'static str, Style) {
     }
 }
 
-fn plan_lines(app: &App) -> Vec<Line<'static>> {
+fn plan_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let Some(row) = app.current() else {
         return vec![Line::styled("No input selected.", t.muted)];
@@ -182,13 +182,13 @@ fn plan_lines(app: &App) -> Vec<Line<'static>> {
             lines.push(Line::from(text(error, t.error)));
             lines.push(Line::styled("Enter plans it again.", t.muted));
         }
-        PlanState::Ready(plan) => lines.extend(plan_body(app, plan)),
+        PlanState::Ready(plan) => lines.extend(plan_body(app, plan, width)),
     }
     lines
 }
 
-/// The plan: action and reason, dates, counts.
-pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
+/// The plan: action and reason, dates and the picture of each, counts.
+fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut lines = vec![Line::from(vec![
         Span::styled("sha256 ", t.muted),
@@ -235,6 +235,7 @@ pub fn plan_body(app: &App, plan: &Plan) -> Vec<Line<'static>> {
     } else if plan.dates.is_empty() {
         lines.push(Line::styled("  none (no accepted rows)", t.muted));
     }
+    lines.extend(super::day::lines(app, plan, width));
     lines.push(Line::default());
     lines.push(Line::styled("Counts", t.title));
     let c = &plan.counts;

@@ -2,13 +2,14 @@
 //! state. Every string that comes from a file goes through [`widgets::text`] (sanitized)
 //! before it becomes a span; static labels are plain.
 //!
-//! This module draws the bars and picks the view: [`inbox`], [`lists`] (Quarantine and
-//! History), with [`detail`] for the Raw and Ranked tabs and [`changes`] for the Changes
-//! tab; then [`overlays`] draws what
+//! This module draws the bars and picks the view: [`inbox`] (with [`day`], the Plan tab's
+//! picture of each day), [`lists`] (Quarantine and History), with [`detail`] for the Raw
+//! and Ranked tabs and [`changes`] for the Changes tab; then [`overlays`] draws what
 //! is open over it ([`dialogs`], [`help`], each in a [`popup`]). The pieces they share
 //! are in [`widgets`]; none of them calls back into this module.
 
 mod changes;
+mod day;
 mod detail;
 mod dialogs;
 mod help;

@@ -284,7 +284,7 @@ fn read_and_summarise(
         Vec::new(),
     )?;
     let conflicts = match finish(tally)? {
-        Finish::Done(summary) => return Ok((sha256, summary)),
+        Finish::Done(summary) => return Ok((sha256, *summary)),
         Finish::Rescan(conflicts) => conflicts,
     };
     let again = input::open(&input.path, &config.set_marker)?;
@@ -297,7 +297,7 @@ fn read_and_summarise(
         conflicts,
     )?;
     match finish(tally)? {
-        Finish::Done(summary) if second == sha256 => Ok((sha256, summary)),
+        Finish::Done(summary) if second == sha256 => Ok((sha256, *summary)),
         _ => Err(crate::Error::Input {
             path: input.path.clone(),
             message: "changed while it was read; land it once its producer has closed it"

@@ -96,7 +96,7 @@ const KEYS_RESERVED_AT_MOST: usize = 4 << 20;
 /// How a tally ends.
 #[derive(Debug)]
 pub enum Finish {
-    Done(Summary),
+    Done(Box<Summary>),
     /// §2 found conflicts on these lines: push the same batches again into
     /// [`Tally::rescan`] with them, so that the ranking leaves them out.
     Rescan(Vec<u64>),
@@ -252,7 +252,7 @@ impl<'s> Tally<'s> {
         if let (Some((trail, keys)), Some(collapsed)) = (trail, collapsed) {
             summary.events_by_key = trail.arrange(keys, collapsed).map(Box::new);
         }
-        Ok(Finish::Done(summary))
+        Ok(Finish::Done(Box::new(summary)))
     }
 }
 
@@ -515,11 +515,11 @@ pub fn summarise(schema: &Schema, batches: &[Batch]) -> std::io::Result<Summary>
         tally.finish()
     };
     let conflicts = match tally_all(Vec::new())? {
-        Finish::Done(summary) => return Ok(summary),
+        Finish::Done(summary) => return Ok(*summary),
         Finish::Rescan(conflicts) => conflicts,
     };
     match tally_all(conflicts)? {
-        Finish::Done(summary) => Ok(summary),
+        Finish::Done(summary) => Ok(*summary),
         Finish::Rescan(_) => Err(std::io::Error::other(
             "§2 found other conflicts on a second pass over the same batches",
         )),

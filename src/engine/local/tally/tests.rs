@@ -335,9 +335,9 @@ fn summarise_for_plan(schema: &Schema, batches: &[Batch]) -> Summary {
         tally.finish().unwrap()
     };
     match tally_all(Vec::new()) {
-        Finish::Done(summary) => summary,
+        Finish::Done(summary) => *summary,
         Finish::Rescan(conflicts) => match tally_all(conflicts) {
-            Finish::Done(summary) => summary,
+            Finish::Done(summary) => *summary,
             Finish::Rescan(_) => panic!("the same batches found other conflicts"),
         },
     }
