@@ -1,6 +1,7 @@
 //! [`Rows`]: a partition's published rows, one at a time, in file-name order (each file
 //! is sorted by key and the files split the keys in order, so the whole is in key order).
 //! Only one row group of one file is decoded at a time, whatever the partition's size.
+//! The files are a hive folder's, or a Delta version's fetched through its store.
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +13,16 @@ use crate::contract::{Instant, Record, Schema, Value};
 use crate::error::{Error, Result};
 use crate::store::parquet_files;
 
+/// One published file: a local path, or one already fetched (its name for errors).
+pub enum Source {
+    Path(PathBuf),
+    Fetched(PathBuf, Box<dyn FileReader>),
+}
+
 /// The rows of every `*.parquet` file of a folder, as records of a schema.
 pub struct Rows<'s> {
     schema: &'s Schema,
-    files: std::vec::IntoIter<PathBuf>,
+    files: std::vec::IntoIter<Source>,
     current: Option<(PathBuf, RowIter<'static>)>,
     /// Column position in the files → field index in the schema, per file.
     columns: Vec<Option<usize>>,
@@ -29,26 +36,38 @@ impl<'s> Rows<'s> {
         } else {
             Vec::new()
         };
-        Ok(Rows {
+        Ok(Rows::of(
+            files.into_iter().map(Source::Path).collect(),
+            schema,
+        ))
+    }
+
+    /// The rows of `files`, in their order (which must be key order).
+    pub fn of(files: Vec<Source>, schema: &'s Schema) -> Rows<'s> {
+        Rows {
             schema,
             files: files.into_iter(),
             current: None,
             columns: Vec::new(),
-        })
+        }
     }
 
     fn next_file(&mut self) -> Result<bool> {
-        let Some(path) = self.files.next() else {
-            return Ok(false);
+        let (path, reader): (PathBuf, Box<dyn FileReader>) = match self.files.next() {
+            None => return Ok(false),
+            Some(Source::Path(path)) => {
+                let reader = parquet_files::open_reader(&path)?;
+                (path, Box::new(reader))
+            }
+            Some(Source::Fetched(path, reader)) => (path, reader),
         };
-        let reader = parquet_files::open_reader(&path)?;
         let descr = reader.metadata().file_metadata().schema_descr_ptr();
         self.columns = descr
             .columns()
             .iter()
             .map(|c| self.schema.index_of(c.name()))
             .collect();
-        let rows = RowIter::from_file_into(Box::new(reader));
+        let rows = RowIter::from_file_into(reader);
         self.current = Some((path, rows));
         Ok(true)
     }

@@ -29,7 +29,10 @@ impl TableVersion<'_> {
 
     /// A reader of each of `date`'s files, fetched through the table's store, and the
     /// file's name for errors.
-    fn readers(&self, date: Date) -> Result<Vec<(SerializedFileReader<bytes::Bytes>, PathBuf)>> {
+    pub fn readers(
+        &self,
+        date: Date,
+    ) -> Result<Vec<(SerializedFileReader<bytes::Bytes>, PathBuf)>> {
         let mut readers = Vec::new();
         for path in self.files_of(date) {
             let bytes = self.0.table.fetch(&path)?;

@@ -1,14 +1,16 @@
 //! What a landing would change, before it runs: [`preview`] plans the input, has the
 //! engine stage the rows of every date the plan publishes into a temporary folder outside
 //! the publish root (the dataset, its staging area and the state are not touched), and
-//! [`Preview::diff`] merge-joins each date with the partition published now.
+//! [`Preview::diff`] merge-joins each date with the partition published now (a hive
+//! folder, or the files of the Delta version the plan was decided against).
 
 use std::path::Path;
 
-use super::{Progress, plan_with_manifest};
+use super::{Progress, commit, delta_read, plan_with_manifest};
 use crate::config::Config;
 use crate::contract::Date;
-use crate::diff::{self, Change, DateDiff, read::Rows};
+use crate::diff::read::{Rows, Source};
+use crate::diff::{self, Change, DateDiff};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::plan::{Action, DecideOptions, Plan};
@@ -19,6 +21,8 @@ pub struct Preview {
     pub plan: Plan,
     /// The staged dates, removed when the preview is dropped; `None` unless a publish.
     staged: Option<tempfile::TempDir>,
+    /// A Delta table's version the plan was decided against: the diff reads its files.
+    found: Option<commit::Found>,
 }
 
 /// Plans `path` with `engine` (which must be able to stage, e.g. `LocalEngine::new`) and,
@@ -30,17 +34,13 @@ pub fn preview(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Preview> {
-    if config.table_format == crate::config::TableFormat::Delta {
-        // The diff reads the published partitions as folders of Parquet files.
-        return Err(Error::Usage(
-            "wharf diff reads a hive publish root; a Delta table (table_format = \"delta\") \
-             is not supported by it yet: use wharf plan"
-                .to_owned(),
-        ));
-    }
-    let (plan, _, _) = plan_with_manifest(config, engine, path, options, progress)?;
+    let (plan, _, found) = plan_with_manifest(config, engine, path, options, progress)?;
     if plan.action != Action::Publish {
-        return Ok(Preview { plan, staged: None });
+        return Ok(Preview {
+            plan,
+            staged: None,
+            found,
+        });
     }
     let temp = std::env::temp_dir();
     let staged = tempfile::Builder::new()
@@ -58,6 +58,7 @@ pub fn preview(
     Ok(Preview {
         plan,
         staged: Some(staged),
+        found,
     })
 }
 
@@ -81,7 +82,17 @@ impl Preview {
         sink: &mut dyn FnMut(Change) -> bool,
     ) -> Result<DateDiff> {
         let schema = &config.schema;
-        let before = Rows::open(&state::partition_dir(&config.publish_root, date), schema)?;
+        let before = match &self.found {
+            None => Rows::open(&state::partition_dir(&config.publish_root, date), schema)?,
+            Some(found) => {
+                let readers = delta_read::TableVersion(found).readers(date)?;
+                let files = readers
+                    .into_iter()
+                    .map(|(reader, path)| Source::Fetched(path, Box::new(reader)))
+                    .collect();
+                Rows::of(files, schema)
+            }
+        };
         let after = match &self.staged {
             Some(staged) => Rows::open(&state::partition_dir(staged.path(), date), schema)?,
             None => Rows::open(Path::new(""), schema)?,

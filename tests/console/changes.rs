@@ -133,6 +133,35 @@ fn changes_list_what_wharf_diff_lists_and_the_landing_then_does_exactly_that() {
     assert!(screen.contains("Nothing would change"), "{screen}");
 }
 
+/// On a Delta table the published side is the table version's files: the same changes,
+/// nothing written to the table while diffing.
+#[test]
+fn changes_of_a_delta_table_are_its_versions_rows_against_the_landing() {
+    let mut p = Product::late_fix_selected_with("table_format = \"delta\"");
+    let table = kit::tree(&p.folder.publish);
+    assert!(
+        table.keys().any(|k| k.starts_with("_delta_log/")),
+        "a Delta table: {:?}",
+        table.keys()
+    );
+    p.step_and_draw(Intent::PrevPane);
+    let changes = ready(&p);
+    assert_eq!(changes.outcome, Outcome::IfShrinkConfirmed);
+    let kinds: Vec<(String, String)> = listed(&changes)
+        .into_iter()
+        .map(|(_, key, kind, _)| (key, kind))
+        .collect();
+    let want = [("101", "updated"), ("102", "removed"), ("103", "removed")];
+    assert_eq!(kinds, want.map(|(k, c)| (k.to_owned(), c.to_owned())));
+    let screen = p.step_and_draw(Msg::Tick);
+    assert!(screen.contains("status PAID → REFUNDED"), "{screen}");
+    assert_eq!(
+        kit::tree(&p.folder.publish),
+        table,
+        "diffing writes nothing"
+    );
+}
+
 #[test]
 fn f_lists_one_kind_and_slash_one_key_and_n_moves_by_date() {
     let mut p = late_fix_changes();

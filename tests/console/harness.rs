@@ -23,7 +23,14 @@ pub struct Product {
 impl Product {
     /// A console over a copy of the samples, nothing landed yet.
     pub fn samples() -> Product {
+        Product::samples_with("")
+    }
+
+    /// The samples with `settings` added to the top of their config.
+    pub fn samples_with(settings: &str) -> Product {
         let folder = kit::Product::samples();
+        let text = std::fs::read_to_string(&folder.config).expect("the samples' config");
+        std::fs::write(&folder.config, format!("{settings}\n{text}")).expect("config");
         let config = Config::load(&folder.config).expect("config");
         let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
         settle(&mut console);
@@ -33,7 +40,12 @@ impl Product {
     /// The samples with the first input landed, then a late fix for its date arrived in
     /// the inbox and selected: a run of it would shrink that date.
     pub fn late_fix_selected() -> Product {
-        let mut p = Product::samples();
+        Product::late_fix_selected_with("")
+    }
+
+    /// [`Product::late_fix_selected`], `settings` added to the config.
+    pub fn late_fix_selected_with(settings: &str) -> Product {
+        let mut p = Product::samples_with(settings);
         p.land_selected();
         crate::fixture::write_input(
             p.folder.path(),

@@ -156,9 +156,14 @@ impl Root {
 
     /// The rows of the latest version by date, each row column → text, files in order.
     fn rows(&self) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
+        self.rows_at(usize::MAX - 1)
+    }
+
+    /// The rows of version `version` by date, as [`Root::rows`].
+    fn rows_at(&self, version: usize) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
         let dir = tempfile::tempdir().unwrap();
         let mut out = BTreeMap::new();
-        for path in self.live_files() {
+        for path in self.live_files_at(version) {
             let date = path
                 .strip_prefix("event_date=")
                 .and_then(|p| p.split('/').next())
@@ -437,6 +442,88 @@ fn replaced_generations_beyond_keep_generations_are_deleted_and_the_rest_restora
     assert_eq!(none.code, 2, "{}", none.stderr);
     assert!(none.stderr.contains("delta-trash.json"), "{}", none.stderr);
     assert_eq!(root.commits().len(), commits);
+}
+
+/// `wharf diff` on a Delta table: the published side is the version's own files. The
+/// diff writes nothing, and is what the following run changes, both versions read back.
+fn a_diff_is_what_the_run_then_changes(product: &Product, root: &Root, s3: bool) {
+    let first = product.input("01-day.jsonl", &DAY);
+    assert_eq!(run(product, &first, s3).code, 0);
+    let corrected = product.input(
+        "02-corrected.jsonl",
+        &[
+            r#"{"event_id":"f1","order_id":101,"status":"REFUNDED","updated_at":"2024-03-01T12:00:00Z"}"#,
+            DAY[4],
+            r#"{"event_id":"f2","order_id":104,"status":"PENDING","updated_at":"2024-03-01T13:00:00Z"}"#,
+        ],
+    );
+    let objects = root.objects();
+    let mut cmd = product.cmd(&["diff", corrected.to_str().unwrap(), "--json"]);
+    if s3 {
+        s3_env(&mut cmd);
+    }
+    let diffed: Ran = cmd.output().unwrap().into();
+    assert_eq!(diffed.code, 0, "{}", diffed.stderr);
+    assert_eq!(
+        root.objects(),
+        objects,
+        "a diff writes nothing to the table"
+    );
+    let side = |v: &Value| v["status"].as_str().map(str::to_owned);
+    let said: Vec<(String, String, Option<String>, Option<String>)> = diffed
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|l| {
+            (
+                l["key"].to_string(),
+                l["change"].as_str().unwrap().to_owned(),
+                side(&l["before"]),
+                side(&l["after"]),
+            )
+        })
+        .collect();
+
+    assert_eq!(run(product, &corrected, s3).code, 0);
+    let by_key = |version: usize| -> BTreeMap<String, String> {
+        statuses(&root.rows_at(version)["2024-03-01"])
+            .into_iter()
+            .collect()
+    };
+    let (before, after) = (by_key(0), by_key(1));
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut want = Vec::new();
+    for key in keys {
+        let (b, a) = (before.get(key).cloned(), after.get(key).cloned());
+        let change = match (&b, &a) {
+            (Some(b), Some(a)) if b == a => continue,
+            (Some(_), Some(_)) => "updated",
+            (None, _) => "inserted",
+            _ => "removed",
+        };
+        want.push((key.clone(), change.to_owned(), b, a));
+    }
+    assert_eq!(
+        want.len(),
+        3,
+        "101 updated, 103 removed, 104 inserted: {want:?}"
+    );
+    assert_eq!(said, want);
+}
+
+#[test]
+fn a_diff_of_a_local_delta_table_is_what_the_run_then_changes() {
+    let product = delta_product("lake/orders");
+    let root = Root::local(&product.path().join("lake/orders"));
+    a_diff_is_what_the_run_then_changes(&product, &root, false);
+}
+
+#[test]
+fn a_diff_of_a_delta_table_on_s3_is_what_the_run_then_changes() {
+    let prefix = format!("d-{}", std::process::id());
+    let product = delta_product(&format!("s3://wharf/{prefix}/orders"));
+    let root = Root::s3(&format!("{prefix}/orders"));
+    a_diff_is_what_the_run_then_changes(&product, &root, true);
 }
 
 #[test]
