@@ -78,7 +78,20 @@ fn main() {
     c.step(Intent::Confirm);
     settle(&mut c);
     fixture::write_input(&work, "04-late-fix.jsonl", fixture::LATE_FIX.as_bytes(), 9);
-    let mut shrink = vec![Intent::Back, Intent::Reload, Intent::Bottom, Intent::Run];
+    // The late fix's day beside the published one, then what it would change.
+    shoot(
+        &mut c,
+        "day",
+        vec![Intent::Back, Intent::Reload, Intent::Bottom],
+    );
+    shoot(&mut c, "changes", vec![Intent::PrevPane]);
+    let mut shrink = vec![
+        Intent::PrevPane,
+        Intent::PrevPane,
+        Intent::PrevPane,
+        Intent::Back,
+        Intent::Run,
+    ];
     shrink.extend("shr".chars().map(Intent::Input));
     shoot(&mut c, "shrink", shrink);
     for intent in "ink"
