@@ -447,3 +447,37 @@ fn the_scan_finds_each_kind_of_loop() {
     assert_eq!(graph[&module("")], BTreeSet::from([module("a")]));
     assert_eq!(graph[&module("b")], BTreeSet::new());
 }
+
+/// The console reads through `plan`, `land` and the `Engine` trait (and the engine's
+/// public reads), never a local engine's internals: no file outside its tests names
+/// `engine::local` or `LocalEngine`, so the Spark engine's users get the same tabs.
+#[test]
+fn the_console_never_names_the_local_engines_internals() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/console");
+    let mut files = Vec::new();
+    sources(&root, &Vec::new(), &mut files);
+    let test_only = ["tests", "escapes", "module_graph", "snapshots"];
+    let mut checked = 0;
+    for (module, source) in &files {
+        if module
+            .last()
+            .is_some_and(|m| test_only.contains(&m.as_str()))
+        {
+            continue;
+        }
+        checked += 1;
+        let tokens = tokens(source);
+        for (i, token) in tokens.iter().enumerate() {
+            let ident = |at: usize, want: &str| matches!(tokens.get(at), Some(Token::Ident(s)) if s == want);
+            let local = ident(i, "engine")
+                && tokens.get(i + 1) == Some(&Token::PathSep)
+                && ident(i + 2, "local");
+            assert!(
+                !local && *token != Token::Ident("LocalEngine".into()),
+                "{} names the local engine's internals",
+                name(module)
+            );
+        }
+    }
+    assert!(checked > 20, "the console's files were read: {checked}");
+}

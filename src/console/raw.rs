@@ -16,8 +16,8 @@ use std::path::Path;
 
 use super::mask;
 use crate::contract::{self, LineBytes, LineReason, Outcome, Schema};
-use crate::engine::local::events::Collapsed;
 use crate::error::{Error, Result};
+use crate::plan::keyed::Collapsed;
 
 /// Bytes of a line read for display.
 pub const SHOW_BYTES: usize = 4096;
@@ -384,9 +384,7 @@ mod tests {
         ]
         .concat();
         let (file, mut index) = index_of(data.as_bytes());
-        index.repeats =
-            crate::console::ranked::read::read(&config, file.path(), &mut |_, _| true, |_| {})
-                .unwrap();
+        index.repeats = crate::engine::repeats(&config, file.path(), &mut |_, _| true).unwrap();
         assert_eq!(index.repeat(1), None);
         assert_eq!(index.repeat(2), None);
         assert_eq!(index.repeat(3), Some(Repeat::Retry { of: 1 }));

@@ -17,8 +17,7 @@ use super::raw::LineIndex;
 use crate::config::Config;
 use crate::contract::{Date, LineBytes};
 
-use crate::config::EngineKind;
-use crate::engine::{self, LocalEngine, Progress};
+use crate::engine::{self, Progress};
 use crate::error::Error;
 use crate::input;
 use crate::land;
@@ -107,16 +106,17 @@ pub fn plan(
         }
         !cancel.load(Ordering::Relaxed)
     };
-    let keeps_events = rank && config.engine.kind == EngineKind::Local;
-    let (result, events) = if keeps_events {
-        let mut engine = LocalEngine::planning(true);
-        let plan = land::plan_input(config, &mut engine, path, options, &mut progress);
-        (plan, engine.take_events_by_key())
+    let opened = if rank {
+        engine::open_for_ranked_plan(config)
     } else {
-        let plan = engine::open_for_plan(config).and_then(|mut engine| {
-            land::plan_input(config, engine.as_mut(), path, options, &mut progress)
-        });
-        (plan, None)
+        engine::open_for_plan(config)
+    };
+    let (result, events) = match opened {
+        Ok(mut engine) => {
+            let plan = land::plan_input(config, engine.as_mut(), path, options, &mut progress);
+            (plan, engine.take_events_by_key())
+        }
+        Err(e) => (Err(e), None),
     };
     let planned = result.is_ok();
     let planned_report = Report::Planned {
@@ -226,12 +226,9 @@ pub fn index(
     // The line index is a fast pass: an eighth of the bar.
     let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total)).and_then(
         |mut index| {
-            index.repeats = ranked::read::read(
-                config,
-                path,
-                &mut |bytes, total| progress(total / 8 + bytes / 8 * 7, total),
-                |_| {},
-            )?;
+            index.repeats = engine::repeats(config, path, &mut |bytes, total| {
+                progress(total / 8 + bytes / 8 * 7, total)
+            })?;
             Ok(index)
         },
     );
@@ -244,11 +241,21 @@ pub fn index(
 /// Ranks every key of `path`.
 pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
     let mut last = 0;
-    let result = ranked::build::build(config, path, &mut |bytes, total| {
+    let mut progress = |bytes, total| {
         if worth(bytes, total, &mut last) {
             report(Report::RankProgress { id, bytes, total });
         }
         !cancel.load(Ordering::Relaxed)
+    };
+    // The plan kept no events by key: the input read here, then the line index (a fast
+    // pass, the last eighth of the bar).
+    let result = engine::events_by_key(config, path, &mut |bytes, total| {
+        progress(bytes / 8 * 7, total)
+    })
+    .and_then(|events| {
+        ranked::Ranked::new(config, path, events, &mut |bytes, total| {
+            progress(total / 8 * 7 + bytes / 8, total)
+        })
     });
     Report::Ranked {
         id,

@@ -25,6 +25,16 @@ pub enum Value {
 }
 
 impl Value {
+    /// The value as text for reports and the console: a key, an event id.
+    pub fn display(&self) -> String {
+        match self {
+            Value::Null => "null".into(),
+            Value::Int(n) => n.to_string(),
+            Value::Str(s) => s.to_string(),
+            Value::Ts(t) => t.to_string(),
+        }
+    }
+
     /// The instant, for a timestamp value.
     pub fn instant(&self) -> Option<Instant> {
         match self {

@@ -14,6 +14,7 @@ use crate::config::{Config, EngineKind};
 use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::input::Input;
+use crate::plan::keyed::{Collapsed, EventsByKey};
 use crate::plan::{Census, Manifest, Plan};
 use crate::store::dataset::Dataset;
 
@@ -81,6 +82,34 @@ pub trait Engine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged>;
+
+    /// Every key's events by line as the last census read them, for an engine opened by
+    /// [`open_for_ranked_plan`] that could keep them; `None` otherwise (the console then
+    /// reads them with [`events_by_key`]).
+    fn take_events_by_key(&mut self) -> Option<EventsByKey> {
+        None
+    }
+}
+
+/// Every key's events of the input `path` by line, with §2's repeats: a read on this
+/// machine with the plan's own functions, whichever engine plans it (the Ranked tab's
+/// data where the plan kept none). `progress(bytes, total)` returns `false` to cancel.
+pub fn events_by_key(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<EventsByKey> {
+    local::by_key::events_by_key(config, path, progress)
+}
+
+/// §2's retries and conflicts of the input `path`, each with the line it repeats, read
+/// as [`events_by_key`] reads (the Raw tab's marks).
+pub fn repeats(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Collapsed> {
+    local::by_key::repeats(config, path, progress)
 }
 
 /// The engine `config` names (`[engine]`, or the `--engine`/`--remote` flags over it);
@@ -97,6 +126,16 @@ pub fn open(config: &Config) -> Result<Box<dyn Engine>> {
                       cargo build --features spark (or set [engine] kind = \"local\")"
                 .to_owned(),
         }),
+    }
+}
+
+/// The engine for a plan that will not be staged and whose events by key the console
+/// ranks: a local engine keeps them as it reads ([`Engine::take_events_by_key`]); others
+/// are [`open`]'s.
+pub fn open_for_ranked_plan(config: &Config) -> Result<Box<dyn Engine>> {
+    match config.engine.kind {
+        EngineKind::Local => Ok(Box::new(LocalEngine::planning(true))),
+        _ => open(config),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod batch;
 pub mod census;
 pub mod counts;
 pub mod decide;
+pub mod keyed;
 pub mod merge;
 pub mod rank;
 pub mod state;

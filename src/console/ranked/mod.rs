@@ -1,15 +1,12 @@
 //! The Ranked tab's data: [`Ranked`], every key of an input (sorted as published) with
 //! its events' lines, its winner and whether its top two tie, then its retries and
-//! conflicts: the local engine's [`EventsByKey`], kept by the plan's own read
-//! (`LocalEngine::planning(true)`), or made by [`build::build`]'s own read where the plan
-//! kept none (an input with conflicts, a Spark engine). At 8 bytes an event and ~20 a
-//! key, it holds lines, not events: the rows on screen are read back from the input
-//! ([`Ranked::read_rows`]) and their keys ranked there, by the plan's §3 order
-//! (`plan::rank`), as the Raw tab reads its lines. The console adds nothing to the
+//! conflicts: the engine's [`EventsByKey`], kept by the plan's own read where the engine
+//! can ([`crate::engine::Engine::take_events_by_key`]), or read by
+//! [`crate::engine::events_by_key`] where the plan kept none (an input with conflicts, a
+//! Spark engine). At 8 bytes an event and ~20 a key, it holds lines, not events: the rows
+//! on screen are read back from the input ([`Ranked::read_rows`]) and their keys ranked
+//! there, by the plan's §3 order (`plan::rank`), as the Raw tab reads its lines. The console adds nothing to the
 //! contract here; it keeps what the plan discards.
-
-pub mod build;
-pub mod read;
 
 use std::fs::File;
 use std::path::Path;
@@ -18,9 +15,8 @@ use std::sync::Arc;
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;
 use crate::contract::{self, Instant, LineBytes, Outcome, Record, Value};
-use crate::engine::local::EventsByKey;
-use crate::engine::local::tally::display_value;
 use crate::error::{Error, Result};
+use crate::plan::keyed::EventsByKey;
 use crate::plan::rank::{LostBecause, Packed, Precedence, Standing, rank_by};
 
 /// Why a row is where it is.
@@ -397,7 +393,7 @@ fn row(config: &Config, entry: Entry, record: Option<&Record>) -> RankedRow {
         .map(|(i, f)| format!("{}={}", f.name, short_value(&record[i])))
         .collect::<Vec<_>>()
         .join(" ");
-    shown.event_id = display_value(&record[schema.event_id]);
+    shown.event_id = record[schema.event_id].display();
     shown.instant = record[schema.order_by]
         .instant()
         .map(short_instant)
@@ -409,7 +405,7 @@ fn row(config: &Config, entry: Entry, record: Option<&Record>) -> RankedRow {
 fn short_value(value: &Value) -> String {
     match value {
         Value::Ts(instant) => short_instant(*instant),
-        other => display_value(other),
+        other => other.display(),
     }
 }
 

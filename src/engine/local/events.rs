@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::tables::{EventTable, Seen};
 use crate::plan::batch::Batch;
+use crate::plan::keyed::Collapsed;
 
 /// Where buckets spill: appended in whole segments, read back at the offsets returned.
 pub trait Scratch: Send + Sync {
@@ -115,16 +116,6 @@ impl Verdicts for Resolved {
         self.retries += other.retries;
         self.conflicts.extend(other.conflicts);
     }
-}
-
-/// Every retry and conflict with the line of the event it repeats: what the console
-/// shows ("retry of line N"), and the plan does not keep.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Collapsed {
-    /// `(line, first line)` of every identical retry, by line once resolved.
-    pub retries: Vec<(u64, u64)>,
-    /// `(line, first line)` of every conflict, by line once resolved.
-    pub conflicts: Vec<(u64, u64)>,
 }
 
 impl Collapsed {

@@ -10,6 +10,7 @@
 //!   encoded records ([`rowset`]).
 //! - [`parquet`] writes a date's rows as the contract's Parquet files.
 
+pub mod by_key;
 pub mod events;
 mod key_index;
 pub mod parquet;
@@ -20,10 +21,10 @@ pub mod tables;
 pub mod tally;
 pub mod trail;
 
-pub use events::{Collapsed, EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
+pub use crate::plan::keyed::{Collapsed, EventsByKey};
+pub use events::{EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use rowset::RowSet;
 pub use tally::{Finish, Ranking, Summary, Tally};
-pub use trail::EventsByKey;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -105,15 +106,15 @@ impl LocalEngine {
             ..LocalEngine::default()
         }
     }
-
-    /// The last census's events by key: kept by [`LocalEngine::planning`]`(true)` for an
-    /// input without conflicts whose lines number below 2³¹, else `None`.
-    pub fn take_events_by_key(&mut self) -> Option<EventsByKey> {
-        self.events_by_key.take()
-    }
 }
 
 impl Engine for LocalEngine {
+    /// Kept by [`LocalEngine::planning`]`(true)` for an input without conflicts whose
+    /// lines number below 2³¹, else `None`.
+    fn take_events_by_key(&mut self) -> Option<EventsByKey> {
+        self.events_by_key.take()
+    }
+
     fn describe(&self) -> String {
         "local".to_owned()
     }

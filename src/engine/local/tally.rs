@@ -11,9 +11,10 @@ use super::events::{EventLog, Resolved};
 use super::key_index::KeyIndex;
 use super::rows::{Rows, Slot};
 use super::rowset::RowSet;
-use super::trail::{EventsByKey, KeyNames, KeysInOrder, Trail};
+use super::trail::{KeyNames, KeysInOrder, Trail};
 use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 use crate::plan::batch::{self, Accepted, Batch, ShortKey};
+use crate::plan::keyed::EventsByKey;
 use crate::plan::rank::Packed;
 use crate::plan::{Counts, LineFinding};
 
@@ -405,7 +406,7 @@ impl Ranking<'_> {
         LineIssue {
             reason: LineReason::Conflict,
             field,
-            event_id: Some(display_value(event_id)),
+            event_id: Some(event_id.display()),
         }
     }
 
@@ -490,7 +491,7 @@ fn keys_in_order(rows: &Rows, best: &[Best], order: Vec<u32>, schema: &Schema) -
             let mut names = String::new();
             let mut ends = Vec::with_capacity(order.len());
             for &i in &order {
-                names.push_str(&display_value(&row::decode_value(key(i))));
+                names.push_str(&(row::decode_value(key(i))).display());
                 ends.push(names.len());
             }
             names.shrink_to_fit();
@@ -544,16 +545,6 @@ fn key_of<'r>(rows: &'r Rows, best: &Best, schema: &Schema) -> &'r [u8] {
     let record = rows.room(best.row);
     let (start, end) = row::field_range(record, schema.key);
     &record[start..end]
-}
-
-/// A key or event id as text for reports.
-pub fn display_value(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Int(n) => n.to_string(),
-        Value::Str(s) => s.to_string(),
-        Value::Ts(t) => t.to_string(),
-    }
 }
 
 mod winners;

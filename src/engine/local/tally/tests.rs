@@ -313,7 +313,7 @@ fn long_string_keys_that_share_a_prefix_rank_apart() {
     let got: BTreeMap<String, u64> = summary
         .winners
         .events()
-        .map(|w| (display_value(&w.record[index]), w.line))
+        .map(|w| (w.record[index].display(), w.line))
         .collect();
     let want: BTreeMap<String, u64> = want.into_iter().map(|(k, (_, l))| (k, l as u64)).collect();
     assert_eq!(got.len(), 1000);
@@ -407,7 +407,7 @@ proptest! {
             let keys: Vec<String> = landing
                 .winners
                 .events()
-                .map(|w| display_value(&w.record[schema.key]))
+                .map(|w| w.record[schema.key].display())
                 .collect();
             prop_assert_eq!(names, keys);
             let ties = events.flags.iter().filter(|&&f| f & EventsByKey::TIE != 0).count();

@@ -1,21 +1,125 @@
-//! [`build`]: the Ranked tab's own read of an input ([`super::read`]), for an input whose
-//! plan kept no events by key (conflicts, a Spark engine). While the input is read, each
-//! accepted event leaves 32 bytes (its key's number, line and packed precedence); once §2
-//! has named the retries and conflicts, the events are put in key order, each key's
-//! winner and tie found with the plan's [`rank::rank_by`], and only their lines kept, as
-//! the plan's [`EventsByKey`] holds them.
+//! A read of an input for the console, with the plan's own functions, whatever engine
+//! plans it (the input is a file on this machine): [`repeats`], §2's retries and
+//! conflicts with the line each repeats (the Raw tab), and [`events_by_key`], every key's
+//! events as lines with its winner and tie (the Ranked tab, for a plan that kept none:
+//! an input with conflicts, a Spark engine). Every line is classified by
+//! `Batch::classify` on every core, every accepted event logged in an `EventLog`
+//! (spilling to an unnamed temporary file, as a landing's does), then §2 resolved by
+//! `EventLog::collapse`. While the input is read, each accepted event leaves 32 bytes
+//! (its key's number, line and packed precedence); once §2 has named the retries and
+//! conflicts, the events are put in key order, each key's winner and tie found with the
+//! plan's [`rank::rank_by`], and only their lines kept.
 
 use std::path::Path;
 
-use super::Ranked;
+use super::events::BUCKET_RECORDS;
+use super::scratch::FileScratch;
+use super::tables::KeyTable;
+use super::{Collapsed, EventLog};
 use crate::config::Config;
-use crate::console::raw::LineIndex;
 use crate::contract::row;
-use crate::engine::local::EventsByKey;
-use crate::engine::local::tables::KeyTable;
 use crate::error::Result;
+use crate::input;
+use crate::pipeline;
 use crate::plan::batch::key_hash;
+use crate::plan::keyed::EventsByKey;
 use crate::plan::rank::{self, LostBecause, Packed, Standing};
+use crate::plan::{Batch, EventFacts};
+
+/// §2's retries and conflicts of `path`, each with the line it repeats.
+/// `progress(bytes, total)` returns `false` to cancel.
+pub fn repeats(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Collapsed> {
+    read_events(config, path, progress, |_| {})
+}
+
+/// Every key of `path` in published order with its events' lines, its winner and tie,
+/// and §2's repeats. `progress(bytes, total)` returns `false` to cancel.
+pub fn events_by_key(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<EventsByKey> {
+    // Order events run ~130 bytes a line, a third of them keys: rarely grown.
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let mut keys = Keys::with_capacity(((size / 140 / 3) as usize).min(4 << 20));
+    let mut pending: Vec<Pending> = Vec::new();
+    let collapsed = read_events(config, path, progress, |event| {
+        pending.push(Pending {
+            precedence: event.precedence,
+            key: keys.intern(event.key, event.key_hash),
+            line: event.line,
+        });
+    })?;
+    mark_repeats(&mut pending, &collapsed.retries, &collapsed.conflicts);
+    let order = keys.in_order();
+    let mut position = vec![0u32; order.len()];
+    for (at, &key) in order.iter().enumerate() {
+        position[key as usize] = at as u32;
+    }
+    let mut names = String::new();
+    let mut name_ends = Vec::with_capacity(order.len());
+    for &key in &order {
+        names.push_str(&keys.display(key));
+        name_ends.push(names.len());
+    }
+    names.shrink_to_fit();
+    drop((keys, order));
+    for p in &mut pending {
+        p.key = position[p.key as usize];
+    }
+    drop(position);
+    // Key order; in each key, its ranked events by line, then its retries and conflicts.
+    pending.sort_unstable_by_key(|p| (p.key, p.line & REPEAT, p.line & LINE));
+    let (starts, entries, flags) = rank_groups(&pending, name_ends.len());
+    Ok(EventsByKey {
+        names,
+        name_ends,
+        starts,
+        entries,
+        flags,
+        repeats: collapsed,
+    })
+}
+
+/// Reads `path`, giving `each` every accepted event in line order, and returns what §2
+/// made of them. `progress(bytes, total)` returns `false` to cancel.
+fn read_events(
+    config: &Config,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    mut each: impl FnMut(EventFacts<'_>),
+) -> Result<Collapsed> {
+    let opened = input::open(path, &config.set_marker)?;
+    let total = opened.size;
+    let scratch_dir = std::env::temp_dir();
+    let mut log = EventLog::new(Box::new(FileScratch::in_dir(&scratch_dir)), BUCKET_RECORDS);
+    let schema = &config.schema;
+    let classify = |lines: pipeline::Lines<'_>| {
+        let mut batch = Batch::default();
+        for (line, bytes) in lines.iter() {
+            batch.classify(line, bytes, schema);
+        }
+        batch
+    };
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    pipeline::scan_input(
+        &opened,
+        config.max_line_bytes,
+        threads,
+        &classify,
+        &mut |bytes| progress(bytes, total),
+        |batch: Batch| {
+            log.push_batch(&batch);
+            batch.accepted_events().for_each(&mut each);
+        },
+    )?;
+    log.collapse(threads)
+        .map_err(|e| FileScratch::error(&scratch_dir, e))
+}
 
 /// An accepted event while the input is read.
 #[derive(Clone, Copy)]
@@ -103,70 +207,8 @@ impl Keys {
 
     /// Key `i` as the console shows it.
     fn display(&self, i: u32) -> String {
-        crate::engine::local::tally::display_value(&row::decode_value(key_at(
-            &self.bytes,
-            &self.ends,
-            i,
-        )))
+        (row::decode_value(key_at(&self.bytes, &self.ends, i))).display()
     }
-}
-
-/// Reads `path` and ranks every key; `progress(bytes, total)` returns `false` to cancel.
-pub fn build(
-    config: &Config,
-    path: &Path,
-    progress: &mut dyn FnMut(u64, u64) -> bool,
-) -> Result<Ranked> {
-    // The line index first, a fast pass: an eighth of the bar.
-    let mut index = LineIndex::sparse(path, &mut |bytes, total| progress(bytes / 8, total))?;
-    // Order events run ~130 bytes a line, a third of them keys: rarely grown.
-    let size = std::fs::metadata(path).map_or(0, |m| m.len());
-    let mut keys = Keys::with_capacity(((size / 140 / 3) as usize).min(4 << 20));
-    let mut pending: Vec<Pending> = Vec::new();
-    let collapsed = super::read::read(
-        config,
-        path,
-        &mut |bytes, total| progress(total / 8 + bytes / 8 * 7, total),
-        |event| {
-            pending.push(Pending {
-                precedence: event.precedence,
-                key: keys.intern(event.key, event.key_hash),
-                line: event.line,
-            });
-        },
-    )?;
-    mark_repeats(&mut pending, &collapsed.retries, &collapsed.conflicts);
-    let order = keys.in_order();
-    let mut position = vec![0u32; order.len()];
-    for (at, &key) in order.iter().enumerate() {
-        position[key as usize] = at as u32;
-    }
-    let mut names = String::new();
-    let mut name_ends = Vec::with_capacity(order.len());
-    for &key in &order {
-        names.push_str(&keys.display(key));
-        name_ends.push(names.len());
-    }
-    names.shrink_to_fit();
-    drop((keys, order));
-    for p in &mut pending {
-        p.key = position[p.key as usize];
-    }
-    drop(position);
-    // Key order; in each key, its ranked events by line, then its retries and conflicts.
-    pending.sort_unstable_by_key(|p| (p.key, p.line & REPEAT, p.line & LINE));
-    let (starts, entries, flags) = rank_groups(&pending, name_ends.len());
-    drop(pending);
-    index.repeats = collapsed;
-    let events = EventsByKey {
-        names,
-        name_ends,
-        starts,
-        entries,
-        flags,
-        repeats: Default::default(),
-    };
-    Ok(Ranked::with_index(config, events, index))
 }
 
 /// Flags the events §2 found to be retries or conflicts (`pending` and both lists are in
