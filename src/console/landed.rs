@@ -72,3 +72,30 @@ pub fn build(
     progress(total, total);
     Ok(changes.done())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Delta table's generations are files of the table: the diff says it is not
+    /// available rather than read folders that are not there.
+    #[test]
+    fn a_delta_landing_is_not_diffed() {
+        let mut config = crate::config::fixtures::orders();
+        config.table_format = TableFormat::Delta;
+        let run: RunRecord = serde_json::from_value(serde_json::json!({
+            "time": "2024-03-01T10:00:00.000000Z", "product": "orders",
+            "input_name": "a.jsonl", "input_sha256": "a".repeat(64), "action": "published",
+            "reason": null, "dates": ["2024-03-01"], "counts": {}, "duration_ms": 1,
+            "tool_version": "t",
+        }))
+        .expect("a run record");
+        let changes = build(&config, &run, &mut |_, _| true, &|| false).expect("built");
+        assert!(
+            matches!(&changes.outcome, Outcome::Unavailable { why } if why.contains("Delta")),
+            "{:?}",
+            changes.outcome
+        );
+        assert!(changes.items.is_empty() && changes.dates.is_empty());
+    }
+}

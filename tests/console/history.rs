@@ -231,3 +231,24 @@ fn a_run_that_published_nothing_has_no_diff() {
         "{screen}"
     );
 }
+
+/// `c` while the generations are read stops the diff; the worker's answer, when it comes,
+/// is dropped; `Esc` then goes back to the runs.
+#[test]
+fn c_cancels_the_diff_and_its_late_answer_is_dropped() {
+    let mut p = two_landings();
+    p.console.step(Intent::Top);
+    p.console.step(Intent::Open);
+    p.console.step(Intent::Cancel);
+    let screen = p.step_and_draw(Msg::Tick);
+    match p.console.app.history.diff.as_ref().map(|d| &d.state.data) {
+        Some(Loading::Failed(why)) => assert!(why.contains("cancelled"), "{why}"),
+        other => panic!("not cancelled: {other:?}"),
+    }
+    assert!(screen.contains("diffing cancelled"), "{screen}");
+    // Enter reads them again.
+    p.step_and_draw(Intent::Open);
+    assert_eq!(ready(&p).items.len(), 3);
+    p.step_and_draw(Intent::Back);
+    assert!(p.console.app.history.diff.is_none());
+}
