@@ -1,9 +1,10 @@
 //! The long work, each on its own thread, reporting [`Report`]s: hashing inbox files,
 //! planning (`land::plan_input`), landing (`land::run`), restoring
 //! (`land::restore::restore`), indexing lines, ranking keys, diffing a landing
-//! (`land::preview`, for the Changes tab), diffing a past landing (History), and fetching one raw line for
-//! the quarantine view. Each job watches a cancel flag through the core's progress
-//! callback and ends with exactly one final message.
+//! (`land::preview`, for the Changes tab), diffing a past landing (`super::landed`, for
+//! the History view), and fetching one raw line for the quarantine view. Each job
+//! watches a cancel flag through the core's progress callback and ends with exactly one
+//! final message.
 
 use std::path::Path;
 use std::sync::Arc;
