@@ -198,6 +198,34 @@ impl ChangesState {
         }
         self.cursor = 0;
     }
+
+    /// The row where the next (or, backwards, this or the previous) date of the rows
+    /// starts, from the cursor's (`n` / `N`).
+    pub fn next_date(&self, forward: bool) -> Option<usize> {
+        let Loading::Ready(changes) = &self.data else {
+            return None;
+        };
+        let rows = &self.rows;
+        let date = |i: usize| changes.items[rows[i] as usize].event_date;
+        let cursor = self.cursor;
+        if cursor >= rows.len() {
+            return None;
+        }
+        let here = date(cursor);
+        if forward {
+            (cursor + 1..rows.len()).find(|&i| date(i) != here)
+        } else {
+            // The start of the date before this one's.
+            let before = (0..cursor).rev().find(|&i| date(i) != here)?;
+            let previous = date(before);
+            Some(
+                (0..=before)
+                    .rev()
+                    .take_while(|&i| date(i) == previous)
+                    .last()?,
+            )
+        }
+    }
 }
 
 /// The Quarantine view: entries, then one entry's rejects, then one raw line.
@@ -265,6 +293,17 @@ pub struct HistoryState {
     pub pane: HistoryPane,
     pub run_cursor: usize,
     pub partition_cursor: usize,
+    /// `Enter` on a run: what that landing changed, until `Esc`.
+    pub diff: Option<LandingDiff>,
+}
+
+/// The History view's diff of one landing.
+#[derive(Debug)]
+pub struct LandingDiff {
+    /// The landing (a reload may move the run cursor; this stays what is shown).
+    pub run: RunRecord,
+    /// The Changes tab's state, so it filters and moves alike.
+    pub state: ChangesState,
 }
 
 /// A modal question or answer.

@@ -267,7 +267,7 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Browsing,
                 parts: &[&[(Key::Enter, Intent::Open)]],
-                what: "an input's rejects → one raw line (masked)",
+                what: "rejects → a raw line · what a landing changed",
             },
             Row {
                 scope: Scope::Browsing,

@@ -1,5 +1,6 @@
 //! The Changes tab's data: what a landing of the selected input would change, key by
-//! key, against the partitions published now. It is `wharf diff` (`land::preview`, then
+//! key, against the partitions published now (the History view's diff of a past landing
+//! is kept in the same [`Changes`], by `super::landed`). It is `wharf diff` (`land::preview`, then
 //! `diff::diff_date` per date) kept for the screen: each changed key with only the fields
 //! the screen shows (every field of an inserted or removed row, the differing ones of an
 //! updated row), encoded in one arena, so a day of a million changed keys stays ~150
@@ -27,6 +28,10 @@ pub enum Outcome {
     Refused { code: &'static str, why: String },
     /// Already published, every date still its own: nothing would change.
     Skipped,
+    /// A past landing (the History view): the changes are what it did.
+    Landed,
+    /// No diff can be made here (`why` says why; a Delta table's landings).
+    Unavailable { why: String },
 }
 
 /// One changed key; its fields are kept encoded in [`Changes`]'s arena (a day of 966k
@@ -140,6 +145,9 @@ pub struct Changes {
     pub outcome: Outcome,
     /// Per date the plan writes, its counts (unchanged included).
     pub dates: Vec<DateDiff>,
+    /// What a date's counts alone do not say (a History diff's "new date"), or why a date
+    /// has none ("no earlier generation kept"), in date order.
+    pub notes: Vec<(Date, &'static str)>,
     /// The changed keys, date by date, each date in key order.
     pub items: Vec<Item>,
     /// The items' fields, encoded.
@@ -157,6 +165,54 @@ pub struct Changes {
 }
 
 impl Changes {
+    /// No changes yet, for `input_name` with `outcome`, over `config`'s schema.
+    pub fn new(config: &Config, input_name: &str, outcome: Outcome) -> Changes {
+        let schema = &config.schema;
+        Changes {
+            input_name: input_name.to_owned(),
+            outcome,
+            dates: Vec::new(),
+            notes: Vec::new(),
+            items: Vec::new(),
+            arena: Vec::new(),
+            keys_text: String::new(),
+            key_starts: vec![0],
+            fields: schema.fields.iter().map(|f| f.name.clone()).collect(),
+            key_field: schema.key,
+            bookkeeping: [schema.event_id, schema.order_by]
+                .into_iter()
+                .chain(schema.tiebreak)
+                .collect(),
+        }
+    }
+
+    /// Keeps one changed key (its dates' counts go to `dates`).
+    pub fn push(&mut self, change: &Change) {
+        let at = self.arena.len();
+        encode(change, &mut self.arena);
+        let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        // A key's own line breaks would join two keys for the search.
+        let text = json::text(&change.key).replace('\n', " ");
+        self.keys_text.push_str(&text);
+        self.keys_text.push('\n');
+        self.key_starts.push(offset(self.keys_text.len()));
+        self.items.push(Item {
+            event_date: change.event_date,
+            kind: change.kind,
+            at: offset(at),
+            len: offset(self.arena.len() - at),
+        });
+    }
+
+    /// Every change pushed: the buffers lose their spare room.
+    pub fn done(mut self) -> Changes {
+        self.items.shrink_to_fit();
+        self.arena.shrink_to_fit();
+        self.keys_text.shrink_to_fit();
+        self.key_starts.shrink_to_fit();
+        self
+    }
+
     /// The indexes of the items `shown` and whose key contains `filter`.
     pub fn select(&self, shown: Shown, filter: &str) -> Vec<u32> {
         // One search per key's text: one search through all of them measured slower,
@@ -246,45 +302,13 @@ pub fn build(
             (plan, Outcome::Refused { code, why })
         }
     };
-    let mut changes = Changes {
-        input_name: preview.plan.input_name.clone(),
-        outcome,
-        dates: Vec::new(),
-        items: Vec::new(),
-        arena: Vec::new(),
-        keys_text: String::new(),
-        key_starts: vec![0],
-        fields: config
-            .schema
-            .fields
-            .iter()
-            .map(|f| f.name.clone())
-            .collect(),
-        key_field: config.schema.key,
-        bookkeeping: [config.schema.event_id, config.schema.order_by]
-            .into_iter()
-            .chain(config.schema.tiebreak)
-            .collect(),
-    };
+    let mut changes = Changes::new(config, &preview.plan.input_name, outcome);
     if preview.plan.action != Action::Publish {
         return Ok(changes);
     }
     for date in preview.dates(None) {
         let counts = preview.diff(config, date, &mut |change| {
-            let at = changes.arena.len();
-            encode(&change, &mut changes.arena);
-            let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-            // A key's own line breaks would join two keys for the search.
-            let text = json::text(&change.key).replace('\n', " ");
-            changes.keys_text.push_str(&text);
-            changes.keys_text.push('\n');
-            changes.key_starts.push(offset(changes.keys_text.len()));
-            changes.items.push(Item {
-                event_date: change.event_date,
-                kind: change.kind,
-                at: offset(at),
-                len: offset(changes.arena.len() - at),
-            });
+            changes.push(&change);
             !cancelled()
         })?;
         if cancelled() {
@@ -292,9 +316,5 @@ pub fn build(
         }
         changes.dates.push(counts);
     }
-    changes.items.shrink_to_fit();
-    changes.arena.shrink_to_fit();
-    changes.keys_text.shrink_to_fit();
-    changes.key_starts.shrink_to_fit();
-    Ok(changes)
+    Ok(changes.done())
 }

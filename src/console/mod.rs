@@ -10,7 +10,8 @@
 //! - Everything it decides comes from the core: `land::plan_input`, `land::run`,
 //!   `land::restore::restore`; [`ranked`] and [`raw`] only re-read an input with the
 //!   core's `input::scan` / `contract::classify` to show what the plan does not keep, and
-//!   [`changes`] is `land::preview` with `diff`, as `wharf diff` uses them.
+//!   [`changes`] is `land::preview` with `diff`, as `wharf diff` uses them; [`landed`]
+//!   diffs a past landing's two generations (`land::generations`) into the same model.
 //! - Strings from files are drawn through [`sanitize::clean`]; prohibited values are
 //!   masked by [`mask`] before any line is shown. Themes: [`theme`].
 
@@ -18,6 +19,7 @@ pub mod app;
 pub mod bindings;
 pub mod changes;
 pub mod keymap;
+pub mod landed;
 pub mod load;
 pub mod mask;
 pub mod msg;

@@ -172,7 +172,8 @@ pub enum Report {
         id: u64,
         result: Result<PublishedHours, String>,
     },
-    /// What a landing of the input would change (the Changes tab).
+    /// What a landing of the input would change (the Changes tab), or what a past one
+    /// changed (the History view's diff).
     Changed {
         id: u64,
         result: Result<Arc<Changes>, String>,
@@ -294,6 +295,12 @@ pub enum Effect {
     Changes {
         id: u64,
         path: PathBuf,
+    },
+    /// Diff what the landing `run` changed, its replaced generations against those it
+    /// published (on a worker; reports as [`Report::Changed`]).
+    HistoryDiff {
+        id: u64,
+        run: Box<RunRecord>,
     },
     /// Read one quarantine entry's rejects (on a reader thread).
     Rejects {

@@ -287,6 +287,11 @@ impl Console {
                 move |cancel, report| workers::changes(&config, id, &path, cancel, report),
                 move |e| Report::Changed { id, result: Err(e) },
             ),
+            Effect::HistoryDiff { id, run } => self.spawn(
+                id,
+                move |cancel, report| workers::history_diff(&config, id, &run, cancel, report),
+                move |e| Report::Changed { id, result: Err(e) },
+            ),
             Effect::RawLine {
                 id,
                 path,

@@ -207,6 +207,13 @@ fn every_screen() {
         [Intent::Back, Intent::Back, Intent::Show(View::History)],
     );
     snap(&mut c, "history");
+    // The late fix's landing: what it changed against the generation it replaced; then
+    // the first landing's, a new date.
+    steps(&mut c, [Intent::Open]);
+    snap_at(&mut c, "history_diff", NEWER_SIZES);
+    steps(&mut c, [Intent::Back, Intent::Bottom, Intent::Open]);
+    snap_at(&mut c, "history_diff_new", NEWER_SIZES);
+    steps(&mut c, [Intent::Back, Intent::Top]);
     steps(&mut c, [Intent::NextPane, Intent::Run]);
     snap(&mut c, "confirm_restore");
     steps(&mut c, [Intent::Confirm]);

@@ -1,9 +1,10 @@
 //! The long work, each on its own thread, reporting [`Report`]s: hashing inbox files,
 //! planning (`land::plan_input`), landing (`land::run`), restoring
 //! (`land::restore::restore`), indexing lines, ranking keys, diffing a landing
-//! (`land::preview`, for the Changes tab), and fetching one raw line for
-//! the quarantine view. Each job watches a cancel flag through the core's progress
-//! callback and ends with exactly one final message.
+//! (`land::preview`, for the Changes tab), diffing a past landing (`super::landed`, for
+//! the History view), and fetching one raw line for the quarantine view. Each job
+//! watches a cancel flag through the core's progress callback and ends with exactly one
+//! final message.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::engine::{self, Progress};
 use crate::error::Error;
 use crate::input;
 use crate::land;
+use crate::land::runlog::RunRecord;
 use crate::plan::DecideOptions;
 
 /// Where a worker sends its reports (to the event loop); `false` once nobody listens.
@@ -275,10 +277,17 @@ pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, repor
         !cancel.load(Ordering::Relaxed)
     };
     let cancelled = || cancel.load(Ordering::Relaxed);
-    let result = super::changes::build(config, path, &mut progress, &cancelled);
+    changed(
+        id,
+        super::changes::build(config, path, &mut progress, &cancelled),
+    )
+}
+
+/// A diff's report, the Changes tab's or the History view's.
+fn changed(id: u64, built: crate::error::Result<super::changes::Changes>) -> Report {
     Report::Changed {
         id,
-        result: result.map(Arc::new).map_err(|e| e.to_string()),
+        result: built.map(Arc::new).map_err(|e| e.to_string()),
     }
 }
 
@@ -290,6 +299,26 @@ pub fn published_hours(config: &Config, id: u64, dates: &[Date], cancel: &Atomic
         id,
         result: result.map_err(|e| e.to_string()),
     }
+}
+
+/// What the landing `run` changed, date by date (the History view's diff); its progress
+/// counts the dates read.
+pub fn history_diff(
+    config: &Config,
+    id: u64,
+    run: &RunRecord,
+    cancel: &AtomicBool,
+    report: Sink,
+) -> Report {
+    let mut progress = |bytes, total| {
+        report(Report::ChangesProgress { id, bytes, total });
+        !cancel.load(Ordering::Relaxed)
+    };
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    changed(
+        id,
+        super::landed::build(config, run, &mut progress, &cancelled),
+    )
 }
 
 /// Line `line` of `path`, masked, if the file still hashes to `sha256` (the quarantined

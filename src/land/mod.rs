@@ -11,6 +11,7 @@ pub mod delta;
 pub mod delta_read;
 pub mod delta_trash;
 mod folder;
+pub mod generations;
 pub mod hours;
 pub mod lock;
 pub mod preview;
@@ -278,11 +279,7 @@ fn publish(
 
 /// A landing's generation: its time and input, sortable and unique per input.
 pub(crate) fn generation_id(now: &str, plan: &Plan) -> String {
-    format!(
-        "{}-{}",
-        now.replace([':', '-'], ""),
-        &plan.input_sha256[..12]
-    )
+    generations::generation_of(now, &plan.input_sha256)
 }
 
 fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {

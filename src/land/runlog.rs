@@ -14,7 +14,7 @@ use crate::plan::Counts;
 use crate::store::atomic;
 
 /// One run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub time: String,
     pub product: String,

@@ -9,7 +9,7 @@ use wharf::console::changes::{Changes, Outcome};
 use wharf::console::{Intent, Msg};
 use wharf::diff::json;
 
-use crate::harness::{LEAKY, Product};
+use crate::harness::{self, LEAKY, Product};
 use crate::kit;
 
 /// The first input landed, then a late fix for its date selected, its Changes tab shown.
@@ -28,29 +28,11 @@ fn ready(p: &Product) -> std::sync::Arc<Changes> {
     }
 }
 
-/// (date, key, change, {field: [before, after]}) per changed field, from the tab's items.
-type Listed = Vec<(String, String, String, BTreeMap<String, [String; 2]>)>;
+/// (date, key, change, {field: [before, after]}) per changed field, values as JSON.
+type Listed = harness::Listed<String>;
 
 fn listed(changes: &Changes) -> Listed {
-    let items = changes.items.iter().enumerate().map(|(i, item)| {
-        let fields = changes
-            .fields_of(item)
-            .into_iter()
-            .map(|(f, before, after)| {
-                let name = changes.field_name(f).to_owned();
-                (
-                    name,
-                    [json::value(&before), json::value(&after)].map(|v| v.to_string()),
-                )
-            });
-        (
-            item.event_date.to_string(),
-            changes.key_text(i).to_owned(),
-            item.kind.code().to_owned(),
-            fields.collect(),
-        )
-    });
-    items.collect()
+    harness::listed_by(changes, |v| json::value(v).to_string())
 }
 
 /// The same from `wharf diff --json`'s lines: an updated key's differing fields, every

@@ -1,6 +1,7 @@
 //! The harness: the kit's [`kit::Product`] holding a copy of the samples, with a console
 //! over it, driven by intents or keys, drawn after each step.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,7 +10,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use wharf::config::Config;
 use wharf::console::app::{Badge, Dialog, Finished};
+use wharf::console::changes::Changes;
 use wharf::console::{Console, Incoming, Intent, Msg, theme};
+use wharf::contract::Value;
 use wharf::land::RunStatus;
 
 use crate::kit;
@@ -159,3 +162,28 @@ pub fn settle(console: &mut Console) {
 
 pub const FIRST: &str = "01-orders-2024-03-01.jsonl";
 pub const LEAKY: &str = "03-leaky-export.jsonl";
+
+/// Each changed key a diff lists: (date, key, change, {field: [before, after]}), its
+/// values as `value` writes them (the Changes tab's and the History diff's tests).
+pub type Listed<T> = Vec<(String, String, String, BTreeMap<String, [T; 2]>)>;
+
+pub fn listed_by<T>(changes: &Changes, value: impl Fn(&Value) -> T) -> Listed<T> {
+    let items = changes.items.iter().enumerate().map(|(i, item)| {
+        let fields = changes
+            .fields_of(item)
+            .into_iter()
+            .map(|(f, before, after)| {
+                (
+                    changes.field_name(f).to_owned(),
+                    [value(&before), value(&after)],
+                )
+            });
+        (
+            item.event_date.to_string(),
+            changes.key_text(i).to_owned(),
+            item.kind.code().to_owned(),
+            fields.collect(),
+        )
+    });
+    items.collect()
+}

@@ -10,6 +10,7 @@ mod kit;
 mod browsing;
 mod changes;
 mod harness;
+mod history;
 mod landing;
 mod runlog;
 mod watcher;

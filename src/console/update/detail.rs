@@ -3,7 +3,6 @@
 //! cursors, `n` / `N` between rejects, ties and the dates of the changes, and `f`.
 
 use crate::console::app::{App, Loading, Pane, RankedState, RawState};
-use crate::console::changes::Changes;
 use crate::console::msg::Effect;
 use crate::console::raw::WINDOW;
 
@@ -165,10 +164,10 @@ pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
             }
         }
         Pane::Changes => {
-            let Loading::Ready(changes) = &app.changes.data else {
+            if !matches!(app.changes.data, Loading::Ready(_)) {
                 return Vec::new();
-            };
-            match next_date(changes, &app.changes.rows, app.changes.cursor, forward) {
+            }
+            match app.changes.next_date(forward) {
                 Some(i) => app.changes.cursor = i,
                 None => app.info("no further date with changes"),
             }
@@ -176,28 +175,6 @@ pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
         _ => app.info("n / N jump between rejects (Raw), ties (Ranked) and dates (Changes)"),
     }
     Vec::new()
-}
-
-/// The row where the next (or, backwards, this or the previous) date of `rows` starts.
-fn next_date(changes: &Changes, rows: &[u32], cursor: usize, forward: bool) -> Option<usize> {
-    let date = |i: usize| changes.items[rows[i] as usize].event_date;
-    if cursor >= rows.len() {
-        return None;
-    }
-    let here = date(cursor);
-    if forward {
-        (cursor + 1..rows.len()).find(|&i| date(i) != here)
-    } else {
-        // The start of the date before this one's.
-        let before = (0..cursor).rev().find(|&i| date(i) != here)?;
-        let previous = date(before);
-        Some(
-            (0..=before)
-                .rev()
-                .take_while(|&i| date(i) == previous)
-                .last()?,
-        )
-    }
 }
 
 /// `f`: the Changes tab lists the next kind of change.

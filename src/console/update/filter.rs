@@ -1,5 +1,6 @@
-//! A `/` filter being typed: the Ranked and Changes tabs' by key, the Quarantine list's
-//! by input name. It applies as it is typed; Enter keeps it, Esc clears it.
+//! A `/` filter being typed: the Ranked and Changes tabs' and a landing's diff's (History)
+//! by key, the Quarantine list's by input name. It applies as it is typed; Enter keeps
+//! it, Esc clears it.
 
 use std::sync::Arc;
 
@@ -31,6 +32,11 @@ fn apply_filter(app: &mut App, text: String) -> Option<Effect> {
     if app.view == View::Quarantine {
         app.quarantine.filter = text;
         app.quarantine.cursor = 0;
+    } else if app.view == View::History {
+        if let Some(diff) = app.history.diff.as_mut() {
+            diff.state.filter = text;
+            diff.state.refilter();
+        }
     } else if app.detail_tab() == Pane::Ranked {
         if app.ranked.filter == text && !app.ranked.window.is_empty() {
             return None;

@@ -1,12 +1,17 @@
-//! The History view: the run log and the partitions, and `r` on a partition asking to
-//! restore its previous generation.
+//! The History view: the run log and the partitions, `r` on a partition asking to
+//! restore its previous generation, and `Enter` on a landing opening what it changed
+//! (the Changes tab's keys move and filter it; `Esc` goes back to the runs).
 
 use super::cursor::move_cursor;
-use crate::console::app::{App, Dialog, HistoryPane};
+use crate::console::app::{App, ChangesState, Dialog, HistoryPane, LandingDiff, Loading};
 use crate::console::msg::{Effect, Intent};
+use crate::land::runlog::RunRecord;
 
 /// An intent in the History view.
 pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
+    if app.history.diff.is_some() {
+        return on_diff(app, intent);
+    }
     let h = &mut app.history;
     let (cursor, len) = match h.pane {
         HistoryPane::Runs => (&mut h.run_cursor, h.runs.len()),
@@ -39,11 +44,100 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
                 app.warn(text);
             }
         }
+        Intent::Open => {
+            let Some(run) = h.runs.get(h.run_cursor).cloned() else {
+                return Vec::new();
+            };
+            return open_diff(app, run, ChangesState::default());
+        }
         Intent::Run => {
             app.info("Tab to the partitions, then r restores a date's previous generation")
         }
         Intent::Back => {
             h.pane = HistoryPane::Runs;
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Diffs the landing `run`, into `state` (its filters kept).
+fn open_diff(app: &mut App, run: RunRecord, mut state: ChangesState) -> Vec<Effect> {
+    if run.action != crate::land::RunStatus::Published.code() {
+        app.info(format!(
+            "only a landing that published has a diff; this run was {}",
+            run.action
+        ));
+        return Vec::new();
+    }
+    let id = app.id();
+    let total = run.dates.len() as u64;
+    state.reset(
+        None,
+        Loading::Running {
+            id,
+            bytes: 0,
+            total,
+        },
+    );
+    app.history.diff = Some(LandingDiff {
+        run: run.clone(),
+        state,
+    });
+    vec![Effect::HistoryDiff {
+        id,
+        run: Box::new(run),
+    }]
+}
+
+/// An intent while a landing's diff is open.
+fn on_diff(app: &mut App, intent: Intent) -> Vec<Effect> {
+    let page = app.page();
+    let Some(LandingDiff { run, state: diff }) = app.history.diff.as_mut() else {
+        return Vec::new();
+    };
+    if move_cursor(&mut diff.cursor, diff.rows.len(), intent, page) {
+        return Vec::new();
+    }
+    let running = match diff.data {
+        Loading::Running { id, .. } => Some(id),
+        _ => None,
+    };
+    match intent {
+        Intent::Back => {
+            app.history.diff = None;
+            return running
+                .map(|id| Effect::Cancel { id })
+                .into_iter()
+                .collect();
+        }
+        Intent::Cancel => match running {
+            Some(id) => {
+                diff.data = Loading::Failed("diffing cancelled; Enter starts it again".into());
+                return vec![Effect::Cancel { id }];
+            }
+            None => app.info("nothing to cancel"),
+        },
+        // Again (another process may have landed or trashed since).
+        Intent::Open => {
+            let (run, state) = (run.clone(), std::mem::take(diff));
+            let mut effects: Vec<Effect> = running
+                .map(|id| Effect::Cancel { id })
+                .into_iter()
+                .collect();
+            effects.extend(open_diff(app, run, state));
+            return effects;
+        }
+        Intent::NextShown => {
+            diff.shown = diff.shown.next();
+            diff.refilter();
+        }
+        Intent::NextMark | Intent::PrevMark => {
+            if let Some(i) = diff.next_date(intent == Intent::NextMark) {
+                diff.cursor = i;
+            } else if matches!(diff.data, Loading::Ready(_)) {
+                app.info("no further date with changes");
+            }
         }
         _ => {}
     }

@@ -93,8 +93,11 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
                 app.pane = Pane::Changes;
                 app.editing = Some(app.changes.filter.clone());
             }
+            (View::History, _) if app.history.diff.is_some() => {
+                app.editing = app.history.diff.as_ref().map(|d| d.state.filter.clone());
+            }
             _ => app.info(
-                "/ filters the Ranked and Changes tabs by key and the Quarantine list by name",
+                "/ filters the Ranked and Changes tabs and a landing's diff by key, the Quarantine list by name",
             ),
         },
         intent => {

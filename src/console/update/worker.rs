@@ -6,7 +6,9 @@ use std::sync::Arc;
 use super::detail::{ensure_detail, ranked_window, window};
 use super::inbox::replan;
 use super::reload;
-use crate::console::app::{App, Dialog, Finished, Loading, PlanState, RankedState, Rejects};
+use crate::console::app::{
+    App, ChangesState, Dialog, Finished, Loading, PlanState, RankedState, Rejects,
+};
 use crate::console::msg::{Effect, Report};
 
 /// The plan `id` brings no Ranked data after all: the tab, if it waits for it, reads the
@@ -42,6 +44,16 @@ fn read_published_hours(app: &mut App, plan: &crate::plan::Plan) -> Option<Effec
         total: 0,
     };
     Some(Effect::PublishedHours { id, dates })
+}
+
+/// The diff (the Changes tab's or the History view's) waiting for the worker `id`.
+fn diff_waiting(app: &mut App, id: u64) -> Option<&mut ChangesState> {
+    let waits = |state: &ChangesState| matches!(state.data, Loading::Running { id: want, .. } if want == id);
+    if waits(&app.changes) {
+        return Some(&mut app.changes);
+    }
+    let landing = app.history.diff.as_mut().map(|d| &mut d.state);
+    landing.filter(|state| waits(state))
 }
 
 /// Applies one report.
@@ -207,18 +219,19 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
                 Err(error) => app.ranked.data = Loading::Failed(error),
             }
         }
+        // The Changes tab's diff, or the History view's: whichever waits for this id.
         Report::ChangesProgress { id, bytes, total } => {
-            if matches!(app.changes.data, Loading::Running { id: want, .. } if want == id) {
-                app.changes.data = Loading::Running { id, bytes, total };
+            if let Some(state) = diff_waiting(app, id) {
+                state.data = Loading::Running { id, bytes, total };
             }
         }
         Report::Changed { id, result } => {
-            if matches!(app.changes.data, Loading::Running { id: want, .. } if want == id) {
-                app.changes.data = match result {
+            if let Some(state) = diff_waiting(app, id) {
+                state.data = match result {
                     Ok(changes) => Loading::Ready(changes),
                     Err(error) => Loading::Failed(error),
                 };
-                app.changes.refilter();
+                state.refilter();
             }
         }
         Report::Rejects { result } => match result.map(|boxed| *boxed) {

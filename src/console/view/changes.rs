@@ -1,6 +1,7 @@
-//! The Changes tab: what a landing of the selected input would change, per date its
-//! counts, then every changed key (`+` inserted, `~` updated, `−` removed) with its fields
-//! `before → after`, and the key under the cursor field by field. Only the rows on
+//! The Changes tab, and the History view's diff of a past landing ([`draw_diff`]): what
+//! a landing would change (or changed), per date its counts, then every changed key (`+`
+//! inserted, `~` updated, `−` removed) with its fields `before → after`, and the key
+//! under the cursor field by field. Only the rows on
 //! screen are drawn; every value comes from a file, so each goes through `cut`/`text`.
 
 use ratatui::Frame;
@@ -9,33 +10,49 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::detail::loading;
-use super::widgets::{cut, mark, scroll, text};
-use crate::console::app::{App, Loading};
+use super::detail::loading_in;
+use super::widgets::{cut, mark, scroll, size, text};
+use crate::console::app::{App, ChangesState, Loading};
 use crate::console::changes::{Changes, Item, Outcome, Shown};
 use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
+use crate::contract::Date;
 use crate::diff::{Kind, json};
 
 /// Dates listed with their counts before the changes; the rest are summed in one line.
 const DATES_SHOWN: usize = 3;
 
 pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
-    let t = &app.theme;
     let what = "diffing against the published partitions";
-    if loading(app, frame, area, &app.changes.data, what) {
+    draw_diff(app, frame, area, &app.changes, (what, size));
+}
+
+/// Draws the diff `state` holds (the Changes tab's, or a past landing's in the History
+/// view), `progress` naming the work while it runs and the unit it counts in.
+pub fn draw_diff(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    state: &ChangesState,
+    progress: (&str, fn(u64) -> String),
+) {
+    let t = &app.theme;
+    if loading_in(app, frame, area, &state.data, progress) {
         return;
     }
-    let Loading::Ready(changes) = &app.changes.data else {
+    let Loading::Ready(changes) = &state.data else {
         return;
     };
     let mut head = outcome_lines(t, changes);
-    if matches!(changes.outcome, Outcome::Refused { .. } | Outcome::Skipped) {
+    if matches!(
+        changes.outcome,
+        Outcome::Refused { .. } | Outcome::Skipped | Outcome::Unavailable { .. }
+    ) {
         frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), area);
         return;
     }
     head.extend(date_lines(t, changes, area.width));
-    let filter = match (app.changes.shown, app.changes.filter.as_str()) {
+    let filter = match (state.shown, state.filter.as_str()) {
         (Shown::All, "") => String::new(),
         (shown, "") => format!(" · {} only", shown.label()),
         (shown, key) => format!(" · {} · key {:?}", shown.label(), key),
@@ -61,9 +78,13 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(head), top);
-    let rows = &app.changes.rows;
+    let rows = &state.rows;
     if rows.is_empty() {
-        let why = if changes.items.is_empty() {
+        let why = if changes.items.is_empty() && changes.dates.is_empty() {
+            "no date of it could be diffed"
+        } else if changes.items.is_empty() && changes.outcome == Outcome::Landed {
+            "nothing changed: every row it wrote was published as it was"
+        } else if changes.items.is_empty() {
             "nothing would change: every row it writes is published as it is"
         } else {
             "no change matches: f shows another kind, / another key"
@@ -73,21 +94,19 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     }
     let height = usize::from(list.height);
     let width = usize::from(list.width);
-    let top_row = scroll(app.changes.cursor, rows.len(), height);
+    let top_row = scroll(state.cursor, rows.len(), height);
     let lines: Vec<Line> = (top_row..(top_row + height).min(rows.len()))
         .map(|i| {
             mark(
                 row(t, changes, rows[i] as usize, width),
-                i == app.changes.cursor,
+                i == state.cursor,
                 t.selected,
             )
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), list);
     if detail > 0
-        && let Some(item) = rows
-            .get(app.changes.cursor)
-            .map(|&i| &changes.items[i as usize])
+        && let Some(item) = rows.get(state.cursor).map(|&i| &changes.items[i as usize])
     {
         frame.render_widget(
             Paragraph::new(field_lines(t, changes, item))
@@ -119,35 +138,52 @@ fn outcome_lines(t: &Theme, changes: &Changes) -> Vec<Line<'static>> {
             text(&changes.input_name, t.title),
             Span::styled(" is already published, every date still its own.", t.muted),
         ])],
+        Outcome::Landed => vec![Line::styled(
+            "What it changed, from the generation it replaced to the one it published:",
+            t.text,
+        )],
+        Outcome::Unavailable { why } => vec![Line::from(text(why, t.warning))],
     }
 }
 
 /// Per date: inserted, updated, removed and unchanged keys, in words where `width`
-/// has room for them.
+/// has room for them, and what a date's note says (a date only noted has no counts).
 fn date_lines(t: &Theme, changes: &Changes, width: u16) -> Vec<Line<'static>> {
-    let words = width >= 64;
-    let count = |n: u64, sign: &str, what: &str, style: Style| {
+    // In words where the line has room for them and its note.
+    let count = |n: u64, sign: &str, what: &str, style: Style, words: bool| {
         let what = if words { what } else { &what[..3] };
         Span::styled(
             format!("  {sign}{n} {what}"),
             if n > 0 { style } else { t.muted },
         )
     };
-    let mut lines: Vec<Line> = changes
-        .dates
+    let counted = changes.dates.iter().map(|d| d.event_date);
+    let mut dates: Vec<Date> = counted.chain(changes.notes.iter().map(|n| n.0)).collect();
+    dates.sort_unstable();
+    dates.dedup();
+    let mut lines: Vec<Line> = dates
         .iter()
         .take(DATES_SHOWN)
-        .map(|d| {
-            Line::from(vec![
-                Span::styled(format!(" {}", d.event_date), t.title),
-                count(d.inserted, "+", "inserted", t.accepted),
-                count(d.updated, "~", "updated", t.changed),
-                count(d.removed, "−", "removed", t.rejected),
-                count(d.unchanged, "=", "unchanged", t.muted),
-            ])
+        .map(|&date| {
+            let mut spans = vec![Span::styled(format!(" {date}"), t.title)];
+            let note = changes.notes.iter().find(|n| n.0 == date).map(|n| n.1);
+            let words = usize::from(width) >= 64 + note.map_or(0, |n| n.chars().count() + 2);
+            if let Some(d) = changes.dates.iter().find(|d| d.event_date == date) {
+                spans.extend([
+                    count(d.inserted, "+", "inserted", t.accepted, words),
+                    count(d.updated, "~", "updated", t.changed, words),
+                    count(d.removed, "−", "removed", t.rejected, words),
+                    count(d.unchanged, "=", "unchanged", t.muted, words),
+                ]);
+            }
+            if let Some(note) = note {
+                let style = if spans.len() == 1 { t.warning } else { t.muted };
+                spans.push(Span::styled(format!("  {note}"), style));
+            }
+            Line::from(spans)
         })
         .collect();
-    let more = changes.dates.len().saturating_sub(DATES_SHOWN);
+    let more = dates.len().saturating_sub(DATES_SHOWN);
     if more > 0 {
         lines.push(Line::styled(
             format!(" … {more} more dates: n / N jump between them"),

@@ -21,6 +21,17 @@ pub(super) fn loading<T>(
     state: &Loading<T>,
     what: &str,
 ) -> bool {
+    loading_in(app, frame, area, state, (what, size))
+}
+
+/// [`loading`], its progress counted in `unit` (bytes by [`size`], dates, …).
+pub(super) fn loading_in<T>(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    state: &Loading<T>,
+    (what, unit): (&str, fn(u64) -> String),
+) -> bool {
     let t = &app.theme;
     let lines = match state {
         Loading::Ready(_) => return false,
@@ -32,7 +43,7 @@ pub(super) fn loading<T>(
             ]),
             Line::from(vec![
                 Span::styled(bar(*bytes, *total, 24), t.gauge),
-                Span::styled(format!("  {} of {}", size(*bytes), size(*total)), t.muted),
+                Span::styled(format!("  {} of {}", unit(*bytes), unit(*total)), t.muted),
             ]),
         ],
         Loading::Failed(error) => vec![

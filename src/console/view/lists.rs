@@ -1,13 +1,15 @@
 //! The Quarantine view (entries → one input's rejects) and the History view (the run
-//! log and the partitions with their owners and trash).
+//! log and the partitions with their owners and trash; a landing's diff, drawn by
+//! [`draw_diff`] as the Changes tab is).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::widgets::{block, cut, mark, scroll, short, text};
-use crate::console::app::{App, HistoryPane};
+use super::changes::draw_diff;
+use super::widgets::{block, clock, cut, mark, scroll, short, text};
+use crate::console::app::{App, HistoryPane, LandingDiff};
 
 /// A table of rows already cut to width, the cursor row highlighted.
 fn table(
@@ -150,6 +152,10 @@ pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
 pub fn history(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     let h = &app.history;
+    if let Some(diff) = &h.diff {
+        landing_diff(app, frame, area, diff);
+        return;
+    }
     let [runs_area, parts_area] =
         Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(area);
     let title = Line::from(vec![
@@ -170,15 +176,7 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
                 "published" | "restored" => t.ok,
                 _ => t.landed,
             };
-            let mut spans = cell(
-                &r.time
-                    .chars()
-                    .take(19)
-                    .collect::<String>()
-                    .replace('T', " "),
-                19,
-                t.muted,
-            );
+            let mut spans = cell(&clock(&r.time), 19, t.muted);
             spans.extend(cell(&r.action, 9, style));
             spans.extend(cell(r.reason.as_deref().unwrap_or("–"), 16, style));
             spans.extend(cell(&r.input_name, name_width, t.text));
@@ -273,4 +271,25 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
     );
     let cursor = (h.pane == HistoryPane::Partitions).then_some(h.partition_cursor);
     table(app, frame, inner, header, rows, cursor);
+}
+
+/// What a landing changed, in a block naming it.
+fn landing_diff(app: &App, frame: &mut Frame, area: Rect, diff: &LandingDiff) {
+    let t = &app.theme;
+    let title = Line::from(vec![
+        Span::styled(" Landing of ", t.title),
+        text(&diff.run.input_name, t.title),
+        // The run log is a file too: its time is sanitized like the name.
+        text(&format!(" at {} ", clock(&diff.run.time)), t.muted),
+    ]);
+    let outer = block(app, title, true);
+    let inner = outer.inner(area);
+    frame.render_widget(outer, area);
+    let what = "reading the generations it replaced and published";
+    draw_diff(app, frame, inner, &diff.state, (what, dates));
+}
+
+/// A count of dates, as the diff's progress counts.
+fn dates(n: u64) -> String {
+    format!("{n} date{}", if n == 1 { "" } else { "s" })
 }

@@ -4,7 +4,8 @@
 //!
 //! This module draws the bars and picks the view: [`inbox`] (with [`day`], the Plan tab's
 //! picture of each day), [`lists`] (Quarantine and History), with [`detail`] for the Raw
-//! and Ranked tabs and [`changes`] for the Changes tab; then [`overlays`] draws what
+//! and Ranked tabs and [`changes`] for the Changes tab and a landing's diff in History;
+//! then [`overlays`] draws what
 //! is open over it ([`dialogs`], [`help`], each in a [`popup`]). The pieces they share
 //! are in [`widgets`]; none of them calls back into this module.
 
@@ -183,11 +184,22 @@ fn hint_table(app: &App) -> &'static [(&'static [Intent], &'static str)] {
             (&[Filter], "filter"),
             (&[Down, Up], "move"),
         ],
+        View::History if app.history.diff.is_some() => &[
+            (&[Down, Up], "change"),
+            (&[NextShown], "kind"),
+            (&[Filter], "key"),
+            (&[NextMark, PrevMark], "date"),
+            (&[Back], "runs"),
+        ],
         View::History if app.history.pane == HistoryPane::Partitions => &[
             (&[Run], "restore date"),
             (&[NextPane], "runs"),
             (&[Down, Up], "move"),
         ],
-        View::History => &[(&[NextPane], "partitions"), (&[Down, Up], "move")],
+        View::History => &[
+            (&[Open], "what it changed"),
+            (&[NextPane], "partitions"),
+            (&[Down, Up], "move"),
+        ],
     }
 }

@@ -100,6 +100,12 @@ pub fn short(sha: &str, n: usize) -> String {
     clean(&sha.chars().take(n).collect::<String>()).into_owned()
 }
 
+/// A run log time (`2024-03-01T10:00:00.123456Z`) as the screens write it, to the
+/// second: `2024-03-01 10:00:00`.
+pub fn clock(time: &str) -> String {
+    time.chars().take(19).collect::<String>().replace('T', " ")
+}
+
 /// A spinner frame for work in progress.
 pub fn spinner(app: &App) -> &'static str {
     ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(app.ticks % 10) as usize]
