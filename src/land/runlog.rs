@@ -53,7 +53,8 @@ fn local_engine() -> String {
     "local".to_owned()
 }
 
-fn path(config: &Config) -> PathBuf {
+/// `<state_root>/runs.jsonl`.
+pub fn path(config: &Config) -> PathBuf {
     config.state_root.join("runs.jsonl")
 }
 

@@ -3,7 +3,8 @@
 //! before it becomes a span; static labels are plain.
 //!
 //! This module draws the bars and picks the view: [`inbox`], [`lists`] (Quarantine and
-//! History), with [`detail`] for the Raw and Ranked tabs and [`changes`] for the Changes
+//! History), [`products`] (the Products screen, and the header's warning of any
+//! product's refusals), with [`detail`] for the Raw and Ranked tabs and [`changes`] for the Changes
 //! tab; then [`overlays`] draws what
 //! is open over it ([`dialogs`], [`help`], each in a [`popup`]). The pieces they share
 //! are in [`widgets`]; none of them calls back into this module.
@@ -16,6 +17,7 @@ mod inbox;
 mod lists;
 mod overlays;
 mod popup;
+mod products;
 mod widgets;
 
 use ratatui::Frame;
@@ -43,6 +45,7 @@ pub fn view(app: &App, frame: &mut Frame) {
         View::Inbox => inbox::draw(app, frame, body),
         View::Quarantine => lists::quarantine(app, frame, body),
         View::History => lists::history(app, frame, body),
+        View::Products => products::draw(app, frame, body),
     }
     footer_bar(app, frame, footer);
     overlays::draw(app, frame, area);
@@ -50,22 +53,30 @@ pub fn view(app: &App, frame: &mut Frame) {
 
 fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
-    let mut spans = vec![
-        Span::styled(" wharf ", t.title),
-        text(&app.config.product, t.text),
-        Span::raw("  "),
-    ];
-    for (key, name, view) in [
-        ("1", "Inbox", View::Inbox),
-        ("2", "Quarantine", View::Quarantine),
-        ("3", "History", View::History),
-    ] {
-        let style = if app.view == view {
-            t.tab_active
-        } else {
-            t.muted
-        };
-        spans.push(Span::styled(format!(" {key} {name} "), style));
+    let mut spans = vec![Span::styled(" wharf ", t.title)];
+    if app.view == View::Products {
+        spans.push(Span::styled(" Products ", t.tab_active));
+        spans.push(Span::raw(" "));
+    } else {
+        spans.push(text(&app.config.product, t.text));
+        spans.push(Span::raw("  "));
+        for (key, name, view) in [
+            ("1", "Inbox", View::Inbox),
+            ("2", "Quarantine", View::Quarantine),
+            ("3", "History", View::History),
+        ] {
+            let style = if app.view == view {
+                t.tab_active
+            } else {
+                t.muted
+            };
+            spans.push(Span::styled(format!(" {key} {name} "), style));
+            spans.push(Span::raw(" "));
+        }
+    }
+    // Any product's refusals or errors, on every screen (several products only).
+    if let Some(warning) = products::warning(app) {
+        spans.push(text(&warning, t.error));
         spans.push(Span::raw(" "));
     }
     let left = Line::from(spans);
@@ -79,7 +90,11 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
 /// and quit keys, as many of them as fit in `room` columns, the engine first.
 fn right_of_top_bar(app: &App, room: usize) -> Vec<Span<'static>> {
     let t = &app.theme;
-    let engine = format!("engine {} ", app.config.engine.describe());
+    // Each product names its own engine; the Products screen spans them.
+    let engine = match app.view {
+        View::Products => String::new(),
+        _ => format!("engine {} ", app.config.engine.describe()),
+    };
     let help = [Span::styled("?", t.key), Span::styled(" help  ", t.muted)];
     let quit = [Span::styled("q", t.key), Span::styled(" quit ", t.muted)];
     let width = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
@@ -188,5 +203,10 @@ fn hint_table(app: &App) -> &'static [(&'static [Intent], &'static str)] {
             (&[Down, Up], "move"),
         ],
         View::History => &[(&[NextPane], "partitions"), (&[Down, Up], "move")],
+        View::Products => &[
+            (&[Down, Up], "select"),
+            (&[Open], "show product"),
+            (&[Reload], "read again"),
+        ],
     }
 }

@@ -1,0 +1,78 @@
+//! [`summarize`]: what the Products screen shows of one product, read now (on a reader
+//! thread, never the UI thread) with the core's own readers: the inbox listing, the
+//! checkpoints by name, the run log read from its end, the manifest's dates, and a probe
+//! of the product's locks. A part that cannot be read is a problem in the summary; the
+//! rest still shows.
+
+use std::time::SystemTime;
+
+use super::products::{LastRun, Locks, REFUSALS_READ, Summary};
+use crate::config::Config;
+use crate::inbox;
+use crate::land::{lock, runlog};
+use crate::plan::Action;
+use crate::store::state;
+
+/// One product's summary.
+pub fn summarize(config: &Config) -> Summary {
+    let mut out = Summary::default();
+    match inbox::list(&config.inbox, &config.set_marker) {
+        Ok(entries) => {
+            out.open_sets = entries
+                .iter()
+                .filter(|e| e.set.as_ref().is_some_and(|s| s.open))
+                .count();
+            for entry in entries.iter().filter(|e| e.ignored.is_none()) {
+                match state::read_checkpoint(config, &entry.name) {
+                    Ok(Some(_)) => {}
+                    Ok(None) => out.waiting += 1,
+                    Err(e) => out.problems.push(e.to_string()),
+                }
+            }
+        }
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    match runlog::newest(config, REFUSALS_READ) {
+        Ok(runs) => {
+            out.last = runs.first().map(|run| LastRun {
+                action: run.action.clone(),
+                reason: run.reason.clone(),
+                age_secs: log_age(config),
+            });
+            out.refusals = runs
+                .iter()
+                .take_while(|run| run.action != Action::Publish.code())
+                .filter(|run| run.action == Action::Refuse.code())
+                .count();
+        }
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    match state::read_manifest(config) {
+        Ok(manifest) => out.newest_date = manifest.dates.keys().next_back().cloned(),
+        Err(e) => out.problems.push(e.to_string()),
+    }
+    let mut probe = |name| match lock::held(config, name) {
+        Ok(held) => held,
+        Err(e) => {
+            out.problems.push(e.to_string());
+            false
+        }
+    };
+    out.locks = Locks {
+        run: probe(lock::RUN),
+        watch: probe(lock::WATCH),
+    };
+    out
+}
+
+/// Seconds since the run log was last appended to: the newest run's age.
+fn log_age(config: &Config) -> Option<u64> {
+    let modified = std::fs::metadata(runlog::path(config))
+        .ok()?
+        .modified()
+        .ok()?;
+    SystemTime::now()
+        .duration_since(modified)
+        .ok()
+        .map(|d| d.as_secs())
+}
