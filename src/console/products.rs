@@ -27,7 +27,7 @@ pub struct Locks {
 /// The newest run in the product's run log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LastRun {
-    /// `publish`, `skip` or `refuse`.
+    /// `published`, `skipped` or `refused`.
     pub action: String,
     pub reason: Option<String>,
     /// Seconds since the run log was last written, when the clock allows.

@@ -9,8 +9,7 @@ use std::time::SystemTime;
 use super::products::{LastRun, Locks, REFUSALS_READ, Summary};
 use crate::config::Config;
 use crate::inbox;
-use crate::land::{lock, runlog};
-use crate::plan::Action;
+use crate::land::{RunStatus, lock, runlog};
 use crate::store::state;
 
 /// One product's summary.
@@ -41,8 +40,8 @@ pub fn summarize(config: &Config) -> Summary {
             });
             out.refusals = runs
                 .iter()
-                .take_while(|run| run.action != Action::Publish.code())
-                .filter(|run| run.action == Action::Refuse.code())
+                .take_while(|run| run.action != RunStatus::Published.code())
+                .filter(|run| run.action == RunStatus::Refused.code())
                 .count();
         }
         Err(e) => out.problems.push(e.to_string()),

@@ -11,6 +11,7 @@ mod browsing;
 mod changes;
 mod harness;
 mod landing;
+mod products;
 mod runlog;
 mod watcher;
 

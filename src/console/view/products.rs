@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use super::widgets::{block, cell, table};
 use crate::console::app::App;
 use crate::console::products::{LastRun, Locks, ProductRow, warnings};
+use crate::land::RunStatus;
 
 /// The header bar's warning (`⚠ payments: refused 2`), when any product has one.
 pub fn warning(app: &App) -> Option<String> {
@@ -65,7 +66,7 @@ fn line(app: &App, row: &ProductRow, width: u16) -> Line<'static> {
     spans.push(Span::styled(format!("{:>7} ", s.waiting), waiting));
     spans.push(Span::styled(format!("{:>4}  ", s.open_sets), t.muted));
     let (outcome, style) = match &s.last {
-        Some(run) if run.action == "refuse" => (outcome(run), t.refused),
+        Some(run) if run.action == RunStatus::Refused.code() => (outcome(run), t.refused),
         Some(run) => (outcome(run), t.landed),
         None => ("no runs yet".to_owned(), t.muted),
     };
@@ -81,7 +82,7 @@ fn line(app: &App, row: &ProductRow, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
-/// `refuse shrink · 5m ago`.
+/// `refused shrink · 5m ago`.
 fn outcome(run: &LastRun) -> String {
     let mut text = run.action.clone();
     if let Some(reason) = &run.reason {
