@@ -330,3 +330,41 @@ fn other_commands_given_two_configs_are_a_usage_error() {
     let one = a.wharf(&["plan", input.to_str().unwrap()]);
     assert_eq!(one.code, 0, "{}", one.stderr);
 }
+
+/// What product A's reads report after it was left is dropped: B's console shows B's
+/// inbox, however the reads of the two interleave.
+#[test]
+fn reports_of_a_product_left_behind_never_reach_the_next() {
+    let mut two = Two::new();
+    std::fs::remove_file(two.b.path().join("inbox").join(LEAKY)).unwrap();
+    for _ in 0..5 {
+        // A's reads are still in flight when B is shown.
+        two.console.step(Intent::Top);
+        two.console.step(Intent::Open);
+        two.console.step(Intent::Back);
+        assert_eq!(two.console.app.view, View::Products);
+        two.console.step(Intent::Down);
+        two.console.step(Intent::Open);
+        settle(&mut two.console);
+        assert_eq!(two.console.app.config.product, "payments");
+        let names: Vec<&str> = two
+            .console
+            .app
+            .inbox
+            .rows
+            .iter()
+            .map(|r| r.entry.name.as_str())
+            .collect();
+        assert_eq!(names, [FIRST, "02-courier-burst.jsonl"]);
+        let inbox = two.b.path().join("inbox");
+        assert!(
+            two.console
+                .app
+                .inbox
+                .selected
+                .iter()
+                .all(|p| p.starts_with(&inbox))
+        );
+        two.steps([Intent::Back]);
+    }
+}
