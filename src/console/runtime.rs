@@ -4,6 +4,10 @@
 //! the UI thread touches a file), debounces the
 //! watcher, and draws. [`event_loop`] is the loop the real terminal runs; tests call
 //! [`Console::step`] and [`Console::settle`] directly.
+//!
+//! With several products ([`Console::products`]) it also reads their summaries every
+//! [`SUMMARY_EVERY`], and switching product cancels the shown one's work and bumps an
+//! epoch: a report of an earlier product's work ([`Incoming::Product`]) is dropped.
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};

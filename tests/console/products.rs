@@ -368,3 +368,24 @@ fn reports_of_a_product_left_behind_never_reach_the_next() {
         two.steps([Intent::Back]);
     }
 }
+
+/// A landing by another process shows in the rows within the timer's period, with no key
+/// pressed.
+#[test]
+fn the_rows_follow_a_run_of_another_process_on_the_timer() {
+    let mut two = Two::new();
+    assert_eq!(two.summary(0).waiting, 3);
+    let out = two.a.run(&two.a.path().join("inbox").join(FIRST));
+    assert!(out.status.success(), "{out:?}");
+    let deadline = std::time::Instant::now() + wharf::console::runtime::SUMMARY_EVERY * 2;
+    while two.summary(0).waiting != 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refresh: {:?}",
+            two.summary(0)
+        );
+        two.console.pump(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(two.summary(0).newest_date.as_deref(), Some("2024-03-01"));
+    assert_eq!(two.summary(1).waiting, 3, "the other product is unchanged");
+}
