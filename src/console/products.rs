@@ -30,7 +30,7 @@ pub struct LastRun {
     /// `published`, `skipped` or `refused`.
     pub action: String,
     pub reason: Option<String>,
-    /// Seconds since the run log was last written, when the clock allows.
+    /// Seconds since the run's `time`, when it parses.
     pub age_secs: Option<u64>,
 }
 

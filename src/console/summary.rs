@@ -4,8 +4,6 @@
 //! of the product's locks. A part that cannot be read is a problem in the summary; the
 //! rest still shows.
 
-use std::time::SystemTime;
-
 use super::products::{LastRun, Locks, REFUSALS_READ, Summary};
 use crate::config::Config;
 use crate::inbox;
@@ -36,7 +34,7 @@ pub fn summarize(config: &Config) -> Summary {
             out.last = runs.first().map(|run| LastRun {
                 action: run.action.clone(),
                 reason: run.reason.clone(),
-                age_secs: log_age(config),
+                age_secs: age(&run.time),
             });
             out.refusals = runs
                 .iter()
@@ -64,14 +62,25 @@ pub fn summarize(config: &Config) -> Summary {
     out
 }
 
-/// Seconds since the run log was last appended to: the newest run's age.
-fn log_age(config: &Config) -> Option<u64> {
-    let modified = std::fs::metadata(runlog::path(config))
-        .ok()?
-        .modified()
-        .ok()?;
-    SystemTime::now()
-        .duration_since(modified)
-        .ok()
-        .map(|d| d.as_secs())
+/// Seconds since the run log's `time` (RFC 3339, UTC), if it parses and is not ahead.
+fn age(time: &str) -> Option<u64> {
+    let then = chrono::DateTime::parse_from_rfc3339(time).ok()?;
+    let secs = (chrono::Utc::now() - then.to_utc()).num_seconds();
+    u64::try_from(secs).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age;
+
+    #[test]
+    fn a_runs_age_is_read_from_its_time() {
+        let an_hour_ago = (chrono::Utc::now() - chrono::Duration::hours(1))
+            .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string();
+        let secs = age(&an_hour_ago).expect("parses");
+        assert!((3599..3700).contains(&secs), "{secs}");
+        assert_eq!(age("not a time"), None);
+        assert_eq!(age("2999-01-01T00:00:00Z"), None, "a time ahead has no age");
+    }
 }

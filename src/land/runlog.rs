@@ -53,8 +53,7 @@ fn local_engine() -> String {
     "local".to_owned()
 }
 
-/// `<state_root>/runs.jsonl`.
-pub fn path(config: &Config) -> PathBuf {
+fn path(config: &Config) -> PathBuf {
     config.state_root.join("runs.jsonl")
 }
 
