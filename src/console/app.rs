@@ -418,6 +418,21 @@ impl App {
         self.dialog.is_some() || self.help || self.editing.is_some()
     }
 
+    /// Whether `Esc` now goes back to the Products screen: the console has several
+    /// products and this one is at its top level (the Inbox list, the Quarantine list
+    /// unfiltered, the run log), so `Esc` has nothing nearer to close.
+    pub fn back_to_products(&self) -> bool {
+        self.products.is_some()
+            && match self.view {
+                View::Inbox => self.pane == Pane::List,
+                View::Quarantine => {
+                    self.quarantine.rejects.is_none() && self.quarantine.filter.is_empty()
+                }
+                View::History => self.history.pane == HistoryPane::Runs,
+                View::Products => false,
+            }
+    }
+
     /// The ready plan of the selected input.
     pub fn plan(&self) -> Option<&Arc<Plan>> {
         match &self.inbox.plan {

@@ -198,6 +198,8 @@ fn enter_shows_product_b_and_esc_returns_from_its_top_level_only() {
         screen.contains(FIRST) && screen.contains("payments"),
         "{screen}"
     );
+    let footer = screen.lines().last().expect("a footer");
+    assert!(footer.contains("Esc products"), "{footer}");
 
     // Esc from a nested pane only leaves the pane.
     two.steps([Intent::Show(View::History), Intent::NextPane, Intent::Back]);

@@ -117,7 +117,7 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             ),
         },
         intent => {
-            let leaves = intent == Intent::Back && products::at_top(app);
+            let leaves = intent == Intent::Back && app.back_to_products();
             let effects = match app.view {
                 View::Inbox => inbox::on_intent(app, intent),
                 View::Quarantine => quarantine::on_intent(app, intent),

@@ -3,7 +3,7 @@
 //! to the list, and the summaries a reader thread reports.
 
 use super::cursor::move_cursor;
-use crate::console::app::{App, HistoryPane, Pane, View};
+use crate::console::app::{App, View};
 use crate::console::msg::{Effect, Intent};
 use crate::console::products::{Summary, file_name};
 
@@ -25,21 +25,6 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-/// Whether `Esc` now would leave the product for the Products screen: the console has
-/// several products and this one is at its top level (the Inbox list, the Quarantine
-/// list unfiltered, the run log), so `Esc` has nothing nearer to close.
-pub fn at_top(app: &App) -> bool {
-    app.products.is_some()
-        && match app.view {
-            View::Inbox => app.pane == Pane::List,
-            View::Quarantine => {
-                app.quarantine.rejects.is_none() && app.quarantine.filter.is_empty()
-            }
-            View::History => app.history.pane == HistoryPane::Runs,
-            View::Products => false,
-        }
 }
 
 /// Shows the product under the cursor, as a console opened on it alone would start.

@@ -134,7 +134,13 @@ fn footer_bar(app: &App, frame: &mut Frame, area: Rect) {
 
 fn hints(app: &App) -> Line<'static> {
     let mut spans = vec![Span::raw(" ")];
-    for (intents, what) in hint_table(app) {
+    let products: &[(&[Intent], &str)] = &[(&[Intent::Back], "products")];
+    let back = if app.back_to_products() {
+        products
+    } else {
+        &[]
+    };
+    for (intents, what) in hint_table(app).iter().chain(back) {
         spans.push(Span::styled(hint_keys(intents), app.theme.key));
         spans.push(Span::styled(format!(" {what}  "), app.theme.muted));
     }
