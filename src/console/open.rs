@@ -12,13 +12,12 @@ use crate::error::{Error, Result};
 
 /// Every `*.toml` file in `dir`, sorted by name.
 pub fn configs_in(dir: &Path) -> Result<Vec<PathBuf>> {
-    let io = |e| {
-        Error::io(
-            dir,
-            "list the configs folder",
-            "pass --configs with a folder of product TOML files",
-            e,
-        )
+    // A folder that cannot be listed is a command line to fix, as a missing input is.
+    let io = |e: std::io::Error| {
+        Error::Usage(format!(
+            "--configs {}: cannot list it ({e}); pass a folder of product TOML files",
+            dir.display()
+        ))
     };
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io)? {

@@ -244,6 +244,8 @@ fn configs_dir_loads_every_toml_by_name_and_a_broken_one_is_an_error_row() {
     config_at(dir.path(), "a-orders.toml", &a);
     std::fs::write(dir.path().join("c-broken.toml"), "product = \n").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "not a config").unwrap();
+    let missing = open::configs_in(&dir.path().join("nope")).unwrap_err();
+    assert_eq!(missing.exit_code(), wharf::exit::USAGE, "{missing}");
     let files = open::configs_in(dir.path()).unwrap();
     let names: Vec<_> = files.iter().map(|f| f.file_name().unwrap()).collect();
     assert_eq!(names, ["a-orders.toml", "b-payments.toml", "c-broken.toml"]);
@@ -299,11 +301,14 @@ fn a_held_lock_and_an_open_set_show_in_the_row() {
     let screen = two.step_and_draw(Msg::Tick);
     assert!(line_with(&screen, "orders ").contains(" run "), "{screen}");
     drop(held);
+    let watching = wharf::land::lock::acquire_named(&config, wharf::land::lock::WATCH).unwrap();
     two.step_and_draw(Intent::Reload);
+    let s = two.summary(0);
     assert!(
-        !two.summary(0).locks.run,
-        "the probe does not keep the lock"
+        !s.locks.run && s.locks.watch,
+        "the probe does not keep the lock: {s:?}"
     );
+    drop(watching);
     // Nor does it stop a run from taking it.
     drop(wharf::land::lock::acquire(&config).unwrap());
 }
