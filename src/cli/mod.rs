@@ -1,6 +1,7 @@
 //! The headless CLI for schedulers: one module per subcommand, `--json` everywhere,
 //! exit codes from [`crate::exit`] (CONTRACT.md §8).
 
+mod console;
 mod diff;
 mod history;
 mod plan;
@@ -26,9 +27,10 @@ use crate::exit;
 #[derive(Parser, Debug)]
 #[command(name = "wharf", version, about)]
 pub struct Cli {
-    /// The product's config file.
-    #[arg(long, short, global = true, default_value = "wharf.toml")]
-    pub config: PathBuf,
+    /// The product's config file [default: wharf.toml]. `console` takes it more than
+    /// once, one product each.
+    #[arg(long, short, global = true, value_name = "CONFIG", action = clap::ArgAction::Append)]
+    pub config: Vec<PathBuf>,
     /// Print JSON on stdout instead of a report: one object (`watch`: one per outcome, a line each).
     #[arg(long, global = true)]
     pub json: bool,
@@ -107,11 +109,15 @@ pub enum Command {
         #[command(flatten)]
         engine: EngineArgs,
     },
-    /// The operator console.
+    /// The operator console. With several products (--config given more than once, or
+    /// --configs), it opens on a Products screen, one row per product.
     Console {
         /// A theme name (dark, light, high-contrast) or a path to a theme file.
         #[arg(long)]
         theme: Option<String>,
+        /// A folder of product configs: every *.toml in it, by name, one product each.
+        #[arg(long, value_name = "DIR")]
+        configs: Option<PathBuf>,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -130,7 +136,7 @@ pub struct EngineArgs {
 
 impl EngineArgs {
     /// `config` with these flags over its `[engine]`.
-    fn apply(&self, mut config: Config) -> Result<Config> {
+    pub(crate) fn apply(&self, mut config: Config) -> Result<Config> {
         config.engine = config
             .engine
             .overridden(self.engine.as_deref(), self.remote.as_deref())
@@ -174,7 +180,7 @@ pub fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
-    let config = || Config::load(&cli.config);
+    let config = || Config::load(&one_config(&cli.config)?);
     match cli.command {
         Command::Plan {
             input,
@@ -207,11 +213,28 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Watch { rescan, engine } => {
             watch::watch(&engine.apply(config()?)?, rescan, cli.json)
         }
-        Command::Console { theme, engine } => {
-            crate::console::run(&engine.apply(config()?)?, theme.as_deref())
-        }
+        Command::Console {
+            theme,
+            configs,
+            engine,
+        } => console::console(&cli.config, configs.as_deref(), theme.as_deref(), &engine),
     }
 }
+
+/// The one config a command other than `console` reads: `--config`, or `wharf.toml`.
+fn one_config(given: &[PathBuf]) -> Result<PathBuf> {
+    match given {
+        [] => Ok(PathBuf::from(DEFAULT_CONFIG)),
+        [one] => Ok(one.clone()),
+        many => Err(Error::Usage(format!(
+            "--config is given {} times; only `wharf console` opens more than one product",
+            many.len()
+        ))),
+    }
+}
+
+/// The config read when `--config` is not given.
+const DEFAULT_CONFIG: &str = "wharf.toml";
 
 /// Writes `text` and a newline to stdout; a closed pipe is not an error.
 pub fn emit(text: &str) -> Result<()> {

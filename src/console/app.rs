@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::changes::{Changes, Shown};
+use super::products::ProductsState;
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use super::theme::Theme;
@@ -20,13 +21,15 @@ use crate::land::runlog::RunRecord;
 use crate::land::trash::Generation;
 use crate::plan::Plan;
 
-/// The three top-level views (`1` `2` `3`).
+/// The three top-level views of a product (`1` `2` `3`), and the Products screen above
+/// them when the console was opened with several configs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum View {
     #[default]
     Inbox,
     Quarantine,
     History,
+    Products,
 }
 
 /// The focused pane of the Inbox view; `Tab` cycles them.
@@ -369,7 +372,10 @@ pub enum Level {
 /// The console's state.
 #[derive(Debug)]
 pub struct App {
+    /// The product shown; on the Products screen, the last one opened (or a stand-in).
     pub config: Arc<Config>,
+    /// Every product, when the console was opened with several configs.
+    pub products: Option<ProductsState>,
     pub theme: Theme,
     pub view: View,
     pub pane: Pane,
@@ -400,6 +406,7 @@ impl App {
     pub fn new(config: Arc<Config>, theme: Theme) -> App {
         App {
             config,
+            products: None,
             theme,
             view: View::Inbox,
             pane: Pane::List,
@@ -453,6 +460,21 @@ impl App {
     /// filter being typed. Nothing moves the inbox selection meanwhile.
     pub fn overlay_open(&self) -> bool {
         self.dialog.is_some() || self.help || self.editing.is_some()
+    }
+
+    /// Whether `Esc` now goes back to the Products screen: the console has several
+    /// products and this one is at its top level (the Inbox list, the Quarantine list
+    /// unfiltered, the run log), so `Esc` has nothing nearer to close.
+    pub fn back_to_products(&self) -> bool {
+        self.products.is_some()
+            && match self.view {
+                View::Inbox => self.pane == Pane::List,
+                View::Quarantine => {
+                    self.quarantine.rejects.is_none() && self.quarantine.filter.is_empty()
+                }
+                View::History => self.history.pane == HistoryPane::Runs,
+                View::Products => false,
+            }
     }
 
     /// The ready plan of the selected input.

@@ -12,6 +12,8 @@
 //!   core's `input::scan` / `contract::classify` to show what the plan does not keep, and
 //!   [`changes`] is `land::preview` with `diff`, as `wharf diff` uses them; [`landed`]
 //!   diffs a past landing's two generations (`land::generations`) into the same model.
+//! - Opened with several configs ([`open`]), it starts on a Products screen
+//!   ([`products`], summaries read by [`summary`]); `Enter` shows one product as above.
 //! - Strings from files are drawn through [`sanitize::clean`]; prohibited values are
 //!   masked by [`mask`] before any line is shown. Themes: [`theme`].
 
@@ -23,10 +25,13 @@ pub mod landed;
 pub mod load;
 pub mod mask;
 pub mod msg;
+pub mod open;
+pub mod products;
 pub mod ranked;
 pub mod raw;
 pub mod runtime;
 pub mod sanitize;
+pub mod summary;
 pub mod theme;
 pub mod update;
 pub mod view;
@@ -61,11 +66,20 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit;
 
-/// Runs the console until the operator quits. The terminal is restored on quit, on an
-/// error and on a panic.
+/// Runs the console over one product until the operator quits. The terminal is
+/// restored on quit, on an error and on a panic.
 pub fn run(config: &Config, theme: Option<&str>) -> Result<u8> {
     let (theme, warnings) = theme::resolve(theme, &|name| std::env::var(name).ok());
-    let mut console = Console::new(config.clone(), theme, warnings);
+    run_console(Console::new(config.clone(), theme, warnings))
+}
+
+/// Runs the console over several products, opening on the Products screen.
+pub fn run_products(entries: Vec<products::ProductEntry>, theme: Option<&str>) -> Result<u8> {
+    let (theme, warnings) = theme::resolve(theme, &|name| std::env::var(name).ok());
+    run_console(Console::products(entries, theme, warnings))
+}
+
+fn run_console(mut console: Console) -> Result<u8> {
     if let Err(e) = console.watch() {
         console
             .app

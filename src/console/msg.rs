@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::app::{PartitionRow, PublishedHours, Stamp, TableAt, View};
 use super::changes::Changes;
+use super::products::Summary;
 use super::ranked::{Ranked, RankedRow, Rows};
 use super::raw::{LineIndex, RawLine};
 use crate::contract::Date;
@@ -33,6 +34,8 @@ pub enum Msg {
     Resize(u16, u16),
     /// The watcher saw the inbox change (debounced): read it again, whatever is open.
     InboxChanged,
+    /// The Products timer: read every product's summary again.
+    Summarize,
 }
 
 impl From<Intent> for Msg {
@@ -185,6 +188,8 @@ pub enum Report {
         id: u64,
         result: Result<String, String>,
     },
+    /// Each loaded product's summary, by its row on the Products screen.
+    Summaries(Result<Vec<(usize, Summary)>, String>),
 }
 
 impl Report {
@@ -317,4 +322,13 @@ pub enum Effect {
     Cancel {
         id: u64,
     },
+    /// Read every loaded product's summary (on a reader thread).
+    Summarize,
+    /// Show the product of Products row `product`: its config for every effect after,
+    /// its inbox watched; what the previous one had running is cancelled and forgotten.
+    Enter {
+        product: usize,
+    },
+    /// Back to the Products screen: the product's work is cancelled and forgotten.
+    Leave,
 }

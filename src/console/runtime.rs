@@ -4,6 +4,10 @@
 //! the UI thread touches a file), debounces the
 //! watcher, and draws. [`event_loop`] is the loop the real terminal runs; tests call
 //! [`Console::step`] and [`Console::settle`] directly.
+//!
+//! With several products ([`Console::products`]) it also reads their summaries every
+//! [`SUMMARY_EVERY`], and switching product cancels the shown one's work and bumps an
+//! epoch: a report of an earlier product's work ([`Incoming::Product`]) is dropped.
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -16,10 +20,11 @@ use crossterm::event::{Event as TermEvent, KeyEventKind};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 
-use super::app::App;
+use super::app::{App, View};
 use super::msg::{Effect, Intent, Msg, Report};
+use super::products::{self, ProductEntry, ProductsState};
 use super::theme::Theme;
-use super::{keymap, load, update::update, view, workers};
+use super::{keymap, load, summary, update::update, view, workers};
 use crate::config::Config;
 use crate::error::{Error, Result};
 
@@ -27,12 +32,20 @@ use crate::error::{Error, Result};
 pub const TICK: Duration = Duration::from_millis(250);
 /// How long the watcher's events are gathered before the inbox is read again.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
+/// How often the Products screen's summaries are read again (on every screen: the
+/// header bar warns of any product's refusals).
+pub const SUMMARY_EVERY: Duration = Duration::from_secs(5);
 
 /// One thing that arrived on the console's channel.
 #[derive(Debug)]
 pub enum Incoming {
     Terminal(TermEvent),
     Worker(Report),
+    /// A report of work for the product shown at `epoch`; dropped once another is shown.
+    Product {
+        epoch: u64,
+        report: Report,
+    },
     InboxChanged,
 }
 
@@ -47,14 +60,43 @@ pub struct Console {
     lanes: HashMap<Lane, Option<Effect>>,
     refresh_due: Option<Instant>,
     watcher: Option<notify::RecommendedWatcher>,
+    /// Whether the shown product's inbox is to be watched (the terminal console's is).
+    watching: bool,
+    /// Counts the products shown: a report of an earlier one is no longer wanted.
+    epoch: u64,
+    /// When the Products summaries are read again (only with several products).
+    summary_due: Option<Instant>,
 }
 
 impl Console {
     /// A console over `config` with `theme`, the state on disk already read.
     pub fn new(config: Config, theme: Theme, warnings: Vec<String>) -> Console {
-        let config = Arc::new(config);
+        let mut console = Console::bare(Arc::new(config), theme);
+        console.step(Intent::Reload);
+        if !warnings.is_empty() {
+            console.app.warn(warnings.join("; "));
+        }
+        console
+    }
+
+    /// A console over several products, on the Products screen, their summaries asked
+    /// for. `Enter` on a row shows that product's console as [`Console::new`] would.
+    pub fn products(entries: Vec<ProductEntry>, theme: Theme, warnings: Vec<String>) -> Console {
+        let first = entries.iter().find_map(|e| e.config.as_ref().ok().cloned());
+        let mut console = Console::bare(first.unwrap_or_else(products::stand_in), theme);
+        console.app.products = Some(ProductsState::new(entries));
+        console.app.view = View::Products;
+        console.summary_due = Some(Instant::now() + SUMMARY_EVERY);
+        console.step(Intent::Reload);
+        if !warnings.is_empty() {
+            console.app.warn(warnings.join("; "));
+        }
+        console
+    }
+
+    fn bare(config: Arc<Config>, theme: Theme) -> Console {
         let (tx, rx) = mpsc::channel();
-        let mut console = Console {
+        Console {
             app: App::new(config.clone(), theme),
             config,
             tx,
@@ -63,16 +105,23 @@ impl Console {
             lanes: HashMap::new(),
             refresh_due: None,
             watcher: None,
-        };
-        console.step(Intent::Reload);
-        if !warnings.is_empty() {
-            console.app.warn(warnings.join("; "));
+            watching: false,
+            epoch: 0,
+            summary_due: None,
         }
-        console
     }
 
-    /// Watches the inbox: a file renamed into it shows within a debounce.
+    /// Watches the shown product's inbox (with several products, each one's while it is
+    /// shown): a file renamed into it shows within a debounce.
     pub fn watch(&mut self) -> Result<()> {
+        self.watching = true;
+        if self.app.view == View::Products {
+            return Ok(());
+        }
+        self.watch_inbox()
+    }
+
+    fn watch_inbox(&mut self) -> Result<()> {
         let (unit_tx, unit_rx) = mpsc::channel();
         self.watcher = Some(crate::inbox::watch(&self.config.inbox, unit_tx)?);
         let tx = self.tx.clone();
@@ -148,6 +197,12 @@ impl Console {
                 self.step(report);
                 false
             }
+            Incoming::Product { epoch, report } => {
+                if epoch == self.epoch {
+                    self.step(report);
+                }
+                false
+            }
             Incoming::InboxChanged => {
                 self.refresh_due
                     .get_or_insert_with(|| Instant::now() + DEBOUNCE);
@@ -187,6 +242,11 @@ impl Console {
             self.step(Msg::InboxChanged);
             changed = true;
         }
+        if self.summary_due.is_some_and(|due| due <= Instant::now()) {
+            self.summary_due = Some(Instant::now() + SUMMARY_EVERY);
+            self.step(Msg::Summarize);
+            changed = true;
+        }
         (changed, input)
     }
 
@@ -223,6 +283,7 @@ impl Console {
         let config = self.config.clone();
         match effect {
             effect @ (Effect::Reload
+            | Effect::Summarize
             | Effect::Rejects { .. }
             | Effect::Window { .. }
             | Effect::RankedWindow { .. }) => self.read(effect),
@@ -230,6 +291,11 @@ impl Console {
                 if let Some(flag) = self.cancels.get(&id) {
                     flag.store(true, Ordering::Relaxed);
                 }
+                None
+            }
+            Effect::Enter { product } => self.enter(product),
+            Effect::Leave => {
+                self.forget_product();
                 None
             }
             Effect::Hash { id, files } => self.spawn(
@@ -314,16 +380,24 @@ impl Console {
             return None;
         }
         self.lanes.insert(lane, None);
-        let (config, tx) = (self.config.clone(), self.tx.clone());
+        let (config, tx, epoch) = (self.config.clone(), self.tx.clone(), self.epoch);
         let failed = failed_read(&effect);
+        let products = matches!(effect, Effect::Summarize).then(|| self.product_configs());
         let spawned = std::thread::Builder::new()
             .name("wharf-read".into())
             .spawn(move || {
-                let report = catch_unwind(AssertUnwindSafe(|| read_now(&config, effect)))
-                    .unwrap_or_else(|_| {
-                        failed("the read stopped unexpectedly (a bug); press R to read again")
-                    });
-                let _ = tx.send(Incoming::Worker(report));
+                let read = || match products {
+                    Some(configs) => summaries(configs),
+                    None => read_now(&config, effect),
+                };
+                let report = catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|_| {
+                    failed("the read stopped unexpectedly (a bug); press R to read again")
+                });
+                // Every product's summaries are no one product's work.
+                let _ = tx.send(match lane {
+                    Lane::Products => Incoming::Worker(report),
+                    _ => Incoming::Product { epoch, report },
+                });
             });
         match spawned {
             Ok(_) => None,
@@ -345,11 +419,11 @@ impl Console {
     {
         let cancel = Arc::new(AtomicBool::new(false));
         self.cancels.insert(id, cancel.clone());
-        let tx = self.tx.clone();
+        let (tx, epoch) = (self.tx.clone(), self.epoch);
         let spawned = std::thread::Builder::new()
             .name(format!("wharf-worker-{id}"))
             .spawn(move || {
-                let report = |report| tx.send(Incoming::Worker(report)).is_ok();
+                let report = |report| tx.send(Incoming::Product { epoch, report }).is_ok();
                 let last =
                     catch_unwind(AssertUnwindSafe(|| job(&cancel, &report))).unwrap_or_else(|_| {
                         failed(
@@ -370,11 +444,59 @@ impl Console {
     }
 }
 
+impl Console {
+    /// Shows Products row `product`: its config from now on, its inbox watched.
+    fn enter(&mut self, product: usize) -> Option<Report> {
+        let rows = self.app.products.as_ref().map(|p| p.rows.as_slice());
+        let row = rows.and_then(|rows| rows.get(product))?;
+        let config = row.entry.config.as_ref().ok()?.clone();
+        self.forget_product();
+        self.config = config;
+        if self.watching
+            && let Err(e) = self.watch_inbox()
+        {
+            self.app
+                .warn(format!("the inbox is not watched ({e}); R reads it again"));
+        }
+        None
+    }
+
+    /// Cancels and forgets the shown product's work: its workers, its reads, its watcher.
+    fn forget_product(&mut self) {
+        self.epoch += 1;
+        for flag in self.cancels.values() {
+            flag.store(true, Ordering::Relaxed);
+        }
+        self.cancels.clear();
+        self.lanes.retain(|lane, _| *lane == Lane::Products);
+        self.refresh_due = None;
+        self.watcher = None;
+    }
+
+    /// The loaded products' configs, by their Products row.
+    fn product_configs(&self) -> Vec<(usize, Arc<Config>)> {
+        let rows = self.app.products.iter().flat_map(|p| p.rows.iter());
+        rows.enumerate()
+            .filter_map(|(i, row)| Some((i, row.entry.config.as_ref().ok()?.clone())))
+            .collect()
+    }
+}
+
+/// Every product's summary, read now (on a reader thread).
+fn summaries(configs: Vec<(usize, Arc<Config>)>) -> Report {
+    let read = configs
+        .into_iter()
+        .map(|(i, config)| (i, summary::summarize(&config)))
+        .collect();
+    Report::Summaries(Ok(read))
+}
+
 /// The reads that fill the views, one lane each: a lane runs one read at a time, so its
 /// reports arrive in the order asked, and a key held down queues one read, not one per key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Lane {
     Reload,
+    Products,
     Rejects,
     Window,
     RankedWindow,
@@ -384,6 +506,7 @@ impl Lane {
     fn for_effect(effect: &Effect) -> Option<Lane> {
         match effect {
             Effect::Reload => Some(Lane::Reload),
+            Effect::Summarize => Some(Lane::Products),
             Effect::Rejects { .. } => Some(Lane::Rejects),
             Effect::Window { .. } => Some(Lane::Window),
             Effect::RankedWindow { .. } => Some(Lane::RankedWindow),
@@ -395,6 +518,7 @@ impl Lane {
     fn of(report: &Report) -> Option<Lane> {
         match report {
             Report::Loaded(_) | Report::LoadFailed(_) => Some(Lane::Reload),
+            Report::Summaries(_) => Some(Lane::Products),
             Report::Rejects { .. } => Some(Lane::Rejects),
             Report::Window { .. } => Some(Lane::Window),
             Report::RankedWindow { .. } => Some(Lane::RankedWindow),
@@ -467,6 +591,7 @@ fn failed_read(effect: &Effect) -> impl FnOnce(&str) -> Report + Send + 'static 
             start,
             result: Err(error.to_owned()),
         },
+        Effect::Summarize => Report::Summaries(Err(error.to_owned())),
         _ => Report::LoadFailed(error.to_owned()),
     }
 }

@@ -226,6 +226,36 @@ fn every_screen() {
     snap(&mut c, "help");
 }
 
+/// The Products screen over two copies of the samples (the second named `payments`) and
+/// a config that is not there: the first input landed in `orders`, the leaky export
+/// refused in `payments`. The last landing's age is pinned (it is the clock's).
+#[test]
+fn the_products_screen() {
+    let (a, b) = (
+        tempfile::tempdir().expect("a"),
+        tempfile::tempdir().expect("b"),
+    );
+    let a = fixture::copy_samples(a.path());
+    let b_config = fixture::copy_samples(b.path());
+    let text = std::fs::read_to_string(&b_config).expect("read");
+    let text = text.replace("product = \"orders\"", "product = \"payments\"");
+    std::fs::write(&b_config, text).expect("write");
+    let missing = std::path::PathBuf::from("missing.toml");
+    let entries = super::open::entries(&[a, b_config, missing], &Ok);
+    let mut c = Console::products(entries, theme::embedded("dark"), Vec::new());
+    settle(&mut c);
+    let land_and_back = [Intent::Run, Intent::Confirm, Intent::Back, Intent::Back];
+    steps(&mut c, [Intent::Open].into_iter().chain(land_and_back));
+    let to_b = [Intent::Down, Intent::Open, Intent::Bottom];
+    steps(&mut c, to_b.into_iter().chain(land_and_back));
+    assert_eq!(c.app.view, View::Products);
+    let rows = c.app.products.iter_mut().flat_map(|p| p.rows.iter_mut());
+    for last in rows.filter_map(|r| r.summary.as_mut()?.last.as_mut()) {
+        last.age_secs = Some(300);
+    }
+    snap_at(&mut c, "products", NEWER_SIZES);
+}
+
 /// The top bar names the configured engine; for Spark its remote without the connection
 /// string's parameters, which may hold a token.
 #[test]

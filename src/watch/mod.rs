@@ -99,7 +99,7 @@ impl<'c> Watch<'c> {
     ) -> Result<Watch<'c>> {
         // `<state_root>/.watch.lock`: two watches of one product would only contend for the
         // product's lock.
-        let only_watch = lock::acquire_named(config, ".watch.lock")?;
+        let only_watch = lock::acquire_named(config, lock::WATCH)?;
         let engine = engine::open(config)?;
         let (sender, wakes) = channel();
         let changes = sender.clone();

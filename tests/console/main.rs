@@ -12,6 +12,7 @@ mod changes;
 mod harness;
 mod history;
 mod landing;
+mod products;
 mod runlog;
 mod watcher;
 

@@ -8,7 +8,8 @@
 //! This module routes; each part of the App has its own module: [`inbox`] (the list,
 //! the selection, a landing's start), [`detail`] (the Raw, Ranked and Changes tabs),
 //! [`quarantine`], [`history`], [`dialog`] (the confirmations and the result), [`filter`]
-//! (a `/` filter being typed), and [`worker`] / [`reload`] (what reports bring in).
+//! (a `/` filter being typed), [`products`] (the Products screen, showing a product
+//! and leaving it), and [`worker`] / [`reload`] (what reports bring in).
 //! Shared by several: [`cursor`]. None of them calls back into this module.
 
 mod cursor;
@@ -17,12 +18,13 @@ mod dialog;
 mod filter;
 mod history;
 mod inbox;
+mod products;
 mod quarantine;
 mod reload;
 mod worker;
 
 use super::app::{App, Pane, View};
-use super::msg::{Effect, Intent, Msg};
+use super::msg::{Effect, Intent, Msg, Report};
 
 /// Applies `msg` to `app`.
 pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
@@ -40,9 +42,24 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
 
 fn apply(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
-        Msg::Report(report) => worker::on_report(app, report),
+        Msg::Report(Report::Summaries(read)) => {
+            products::summaries(app, read);
+            Vec::new()
+        }
+        Msg::Report(report) => {
+            // What a landing or restore wrote shows in the header's warnings soon.
+            let wrote = matches!(report, Report::Landed { .. } | Report::Restored { .. });
+            let mut effects = worker::on_report(app, report);
+            if wrote && app.products.is_some() {
+                effects.push(Effect::Summarize);
+            }
+            effects
+        }
+        Msg::InboxChanged if app.view == View::Products => Vec::new(),
         // Not an intent: a dialog, the help or a filter does not hold it back.
         Msg::InboxChanged => vec![Effect::Reload],
+        Msg::Summarize if app.products.is_some() => vec![Effect::Summarize],
+        Msg::Summarize => Vec::new(),
         Msg::Tick => {
             app.ticks += 1;
             Vec::new()
@@ -76,10 +93,12 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
     }
     match intent {
         Intent::Help => app.help = true,
+        _ if app.view == View::Products => return products::on_intent(app, intent),
         Intent::Show(view) => {
             app.view = view;
             app.message = None;
         }
+        Intent::Reload if app.products.is_some() => return vec![Effect::Reload, Effect::Summarize],
         Intent::Reload => return vec![Effect::Reload],
         Intent::Filter => match (app.view, app.detail_tab()) {
             (View::Quarantine, _) if app.quarantine.rejects.is_none() => {
@@ -101,11 +120,18 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             ),
         },
         intent => {
-            return match app.view {
+            let leaves = intent == Intent::Back && app.back_to_products();
+            let effects = match app.view {
                 View::Inbox => inbox::on_intent(app, intent),
                 View::Quarantine => quarantine::on_intent(app, intent),
                 View::History => history::on_intent(app, intent),
+                View::Products => Vec::new(),
             };
+            // Esc with nothing nearer to close or cancel goes back to the Products screen.
+            if leaves && effects.is_empty() {
+                return products::leave(app);
+            }
+            return effects;
         }
     }
     Vec::new()

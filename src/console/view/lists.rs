@@ -8,42 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::changes::draw_diff;
-use super::widgets::{block, clock, cut, mark, scroll, short, text};
+use super::widgets::{block, cell, clock, short, table, text};
 use crate::console::app::{App, HistoryPane, LandingDiff};
-
-/// A table of rows already cut to width, the cursor row highlighted.
-fn table(
-    app: &App,
-    frame: &mut Frame,
-    area: Rect,
-    header: String,
-    rows: Vec<Line<'static>>,
-    cursor: Option<usize>,
-) {
-    let t = &app.theme;
-    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
-    frame.render_widget(
-        Paragraph::new(Line::styled(format!(" {header}"), t.muted)),
-        head,
-    );
-    let height = usize::from(body.height);
-    let top = cursor.map_or(0, |c| scroll(c, rows.len(), height));
-    let lines: Vec<Line> = rows
-        .into_iter()
-        .enumerate()
-        .skip(top)
-        .take(height)
-        .map(|(i, line)| mark(line, Some(i) == cursor, t.selected))
-        .collect();
-    frame.render_widget(Paragraph::new(lines), body);
-}
-
-/// A cell of `width` characters: sanitized, cut and padded.
-fn cell(s: &str, width: usize, style: ratatui::style::Style) -> Vec<Span<'static>> {
-    let span = cut(s, width, style);
-    let pad = width.saturating_sub(span.content.chars().count());
-    vec![span, Span::raw(" ".repeat(pad + 1))]
-}
 
 pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;

@@ -3,9 +3,10 @@
 //! before it becomes a span; static labels are plain.
 //!
 //! This module draws the bars and picks the view: [`inbox`] (with [`day`], the Plan tab's
-//! picture of each day), [`lists`] (Quarantine and History), with [`detail`] for the Raw
-//! and Ranked tabs and [`changes`] for the Changes tab and a landing's diff in History;
-//! then [`overlays`] draws what
+//! picture of each day), [`lists`] (Quarantine and History), [`products`] (the Products
+//! screen, and the header's warning of any product's refusals), with [`detail`] for the
+//! Raw and Ranked tabs and [`changes`] for the Changes tab and a landing's diff in
+//! History; then [`overlays`] draws what
 //! is open over it ([`dialogs`], [`help`], each in a [`popup`]). The pieces they share
 //! are in [`widgets`]; none of them calls back into this module.
 
@@ -18,6 +19,7 @@ mod inbox;
 mod lists;
 mod overlays;
 mod popup;
+mod products;
 mod widgets;
 
 use ratatui::Frame;
@@ -45,6 +47,7 @@ pub fn view(app: &App, frame: &mut Frame) {
         View::Inbox => inbox::draw(app, frame, body),
         View::Quarantine => lists::quarantine(app, frame, body),
         View::History => lists::history(app, frame, body),
+        View::Products => products::draw(app, frame, body),
     }
     footer_bar(app, frame, footer);
     overlays::draw(app, frame, area);
@@ -52,22 +55,30 @@ pub fn view(app: &App, frame: &mut Frame) {
 
 fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
-    let mut spans = vec![
-        Span::styled(" wharf ", t.title),
-        text(&app.config.product, t.text),
-        Span::raw("  "),
-    ];
-    for (key, name, view) in [
-        ("1", "Inbox", View::Inbox),
-        ("2", "Quarantine", View::Quarantine),
-        ("3", "History", View::History),
-    ] {
-        let style = if app.view == view {
-            t.tab_active
-        } else {
-            t.muted
-        };
-        spans.push(Span::styled(format!(" {key} {name} "), style));
+    let mut spans = vec![Span::styled(" wharf ", t.title)];
+    if app.view == View::Products {
+        spans.push(Span::styled(" Products ", t.tab_active));
+        spans.push(Span::raw(" "));
+    } else {
+        spans.push(text(&app.config.product, t.text));
+        spans.push(Span::raw("  "));
+        for (key, name, view) in [
+            ("1", "Inbox", View::Inbox),
+            ("2", "Quarantine", View::Quarantine),
+            ("3", "History", View::History),
+        ] {
+            let style = if app.view == view {
+                t.tab_active
+            } else {
+                t.muted
+            };
+            spans.push(Span::styled(format!(" {key} {name} "), style));
+            spans.push(Span::raw(" "));
+        }
+    }
+    // Any product's refusals or errors, on every screen (several products only).
+    if let Some(warning) = products::warning(app) {
+        spans.push(text(&warning, t.error));
         spans.push(Span::raw(" "));
     }
     let left = Line::from(spans);
@@ -81,7 +92,11 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
 /// and quit keys, as many of them as fit in `room` columns, the engine first.
 fn right_of_top_bar(app: &App, room: usize) -> Vec<Span<'static>> {
     let t = &app.theme;
-    let engine = format!("engine {} ", app.config.engine.describe());
+    // Each product names its own engine; the Products screen spans them.
+    let engine = match app.view {
+        View::Products => String::new(),
+        _ => format!("engine {} ", app.config.engine.describe()),
+    };
     let help = [Span::styled("?", t.key), Span::styled(" help  ", t.muted)];
     let quit = [Span::styled("q", t.key), Span::styled(" quit ", t.muted)];
     let width = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
@@ -121,7 +136,13 @@ fn footer_bar(app: &App, frame: &mut Frame, area: Rect) {
 
 fn hints(app: &App) -> Line<'static> {
     let mut spans = vec![Span::raw(" ")];
-    for (intents, what) in hint_table(app) {
+    let products: &[(&[Intent], &str)] = &[(&[Intent::Back], "products")];
+    let back = if app.back_to_products() {
+        products
+    } else {
+        &[]
+    };
+    for (intents, what) in hint_table(app).iter().chain(back) {
         spans.push(Span::styled(hint_keys(intents), app.theme.key));
         spans.push(Span::styled(format!(" {what}  "), app.theme.muted));
     }
@@ -200,6 +221,11 @@ fn hint_table(app: &App) -> &'static [(&'static [Intent], &'static str)] {
             (&[Open], "what it changed"),
             (&[NextPane], "partitions"),
             (&[Down, Up], "move"),
+        ],
+        View::Products => &[
+            (&[Down, Up], "select"),
+            (&[Open], "show product"),
+            (&[Reload], "read again"),
         ],
     }
 }

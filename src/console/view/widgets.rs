@@ -1,11 +1,14 @@
 //! The small pieces every screen draws with: sanitized text spans, a list row's cursor
-//! mark, a bordered block, scrolling, sizes, a progress bar, a spinner.
+//! mark, a bordered block, scrolling, sizes, a progress bar, a spinner, and the lists'
+//! table of rows with its cells.
 
 use std::path::Path;
 
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType};
+use ratatui::widgets::{Block, BorderType, Paragraph};
 
 use crate::console::app::App;
 use crate::console::sanitize::{clean, clean_cut};
@@ -109,4 +112,38 @@ pub fn clock(time: &str) -> String {
 /// A spinner frame for work in progress.
 pub fn spinner(app: &App) -> &'static str {
     ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(app.ticks % 10) as usize]
+}
+
+/// A table of rows already cut to width, the cursor row highlighted.
+pub fn table(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    header: String,
+    rows: Vec<Line<'static>>,
+    cursor: Option<usize>,
+) {
+    let t = &app.theme;
+    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(format!(" {header}"), t.muted)),
+        head,
+    );
+    let height = usize::from(body.height);
+    let top = cursor.map_or(0, |c| scroll(c, rows.len(), height));
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, line)| mark(line, Some(i) == cursor, t.selected))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), body);
+}
+
+/// A cell of `width` characters: sanitized, cut and padded.
+pub fn cell(s: &str, width: usize, style: ratatui::style::Style) -> Vec<Span<'static>> {
+    let span = cut(s, width, style);
+    let pad = width.saturating_sub(span.content.chars().count());
+    vec![span, Span::raw(" ".repeat(pad + 1))]
 }
