@@ -120,6 +120,23 @@ fn main() {
         "help",
         vec![Intent::Show(View::Inbox), Intent::Help],
     );
+    // Every product on one screen: the samples as landed above, and a second product
+    // with nothing landed yet.
+    let second = work.join("payments");
+    std::fs::create_dir_all(&second).expect("a second product's folder");
+    let second = fixture::copy_samples(&second);
+    let text = std::fs::read_to_string(&second).expect("its config");
+    std::fs::write(
+        &second,
+        text.replace("product = \"orders\"", "product = \"payments\""),
+    )
+    .expect("rename the second product");
+    let files = [work.join("wharf.toml"), second];
+    let entries = wharf::console::open::entries(&files, &Ok);
+    let mut products = Console::products(entries, theme::embedded(&theme_name), Vec::new());
+    products.step(Msg::Resize(COLS, ROWS));
+    settle(&mut products);
+    shoot(&mut products, "products", Vec::new());
     let _ = std::fs::remove_dir_all(&work);
 }
 
