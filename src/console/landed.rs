@@ -3,10 +3,14 @@
 //! trash once replaced in turn), as `land::generations` finds them; each date merge-joined
 //! by `land::preview::diff_folders` into the Changes tab's [`Changes`], so both are drawn
 //! and filtered alike. A new date is every key inserted against nothing; a date whose
-//! generation the trash let go says so instead of counts.
+//! generation the trash let go says so instead of counts. On a Delta table the two sides
+//! are the date's files at the version before the landing's commit and at its commit.
 
 use crate::config::{Config, TableFormat};
+use crate::contract::Date;
 use crate::error::{Error, Result};
+use crate::land::commit;
+use crate::land::delta_read::TableVersion;
 use crate::land::generations::{self, Replaced};
 use crate::land::preview;
 use crate::land::runlog::RunRecord;
@@ -28,17 +32,10 @@ pub fn build(
     progress: &mut dyn FnMut(u64, u64) -> bool,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Changes> {
-    let outcome = if config.table_format == TableFormat::Delta {
-        let why = "a diff of Delta landings is not available yet: the table keeps its \
-                   generations as files of the table, not folders";
-        Outcome::Unavailable { why: why.into() }
-    } else {
-        Outcome::Landed
-    };
-    let mut changes = Changes::new(config, &run.input_name, outcome);
-    if matches!(changes.outcome, Outcome::Unavailable { .. }) {
-        return Ok(changes);
+    if config.table_format == TableFormat::Delta {
+        return delta_landing(config, run, progress, cancelled);
     }
+    let mut changes = Changes::new(config, &run.input_name, Outcome::Landed);
     let sides = generations::sides(config, run)?;
     let total = sides.len() as u64;
     for (done, side) in sides.into_iter().enumerate() {
@@ -73,29 +70,57 @@ pub fn build(
     Ok(changes.done())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A Delta table's generations are files of the table: the diff says it is not
-    /// available rather than read folders that are not there.
-    #[test]
-    fn a_delta_landing_is_not_diffed() {
-        let mut config = crate::config::fixtures::orders();
-        config.table_format = TableFormat::Delta;
-        let run: RunRecord = serde_json::from_value(serde_json::json!({
-            "time": "2024-03-01T10:00:00.000000Z", "product": "orders",
-            "input_name": "a.jsonl", "input_sha256": "a".repeat(64), "action": "published",
-            "reason": null, "dates": ["2024-03-01"], "counts": {}, "duration_ms": 1,
-            "tool_version": "t",
-        }))
-        .expect("a run record");
-        let changes = build(&config, &run, &mut |_, _| true, &|| false).expect("built");
-        assert!(
-            matches!(&changes.outcome, Outcome::Unavailable { why } if why.contains("Delta")),
-            "{:?}",
-            changes.outcome
-        );
-        assert!(changes.items.is_empty() && changes.dates.is_empty());
+/// A Delta landing: each date's files at the version before its commit against those at
+/// its commit, fetched through the table's store. A file the vacuum let go is a
+/// generation no longer kept.
+fn delta_landing(
+    config: &Config,
+    run: &RunRecord,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Changes> {
+    let mut changes = Changes::new(config, &run.input_name, Outcome::Landed);
+    let Some(version) = run.table_version else {
+        let why = "the run log names no table version for this landing, so its two \
+                   versions cannot be found";
+        changes.outcome = Outcome::Unavailable { why: why.into() };
+        return Ok(changes);
+    };
+    let after = commit::find_at(config, version)?;
+    let before = match version.checked_sub(1) {
+        Some(previous) => Some(commit::find_at(config, previous)?),
+        None => None,
+    };
+    let dates: Vec<Date> = run.dates.iter().filter_map(|d| Date::parse(d)).collect();
+    let total = dates.len() as u64;
+    for (done, date) in dates.into_iter().enumerate() {
+        if !progress(done as u64, total) || cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let replaced = match &before {
+            Some(found) => TableVersion(found).sources(date)?,
+            None => Some(Vec::new()),
+        };
+        let Some(replaced) = replaced else {
+            changes.notes.push((date, NOT_KEPT));
+            continue;
+        };
+        let Some(published) = TableVersion(&after).sources(date)? else {
+            changes.notes.push((date, PUBLISHED_GONE));
+            continue;
+        };
+        if replaced.is_empty() {
+            changes.notes.push((date, NEW_DATE));
+        }
+        let counts = preview::diff_sources(config, date, replaced, published, &mut |c| {
+            changes.push(&c);
+            !cancelled()
+        })?;
+        if cancelled() {
+            return Err(Error::Cancelled);
+        }
+        changes.dates.push(counts);
     }
+    progress(total, total);
+    Ok(changes.done())
 }

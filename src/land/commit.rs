@@ -33,6 +33,18 @@ pub struct Found {
     pub files: Vec<TableFile>,
 }
 
+/// Opens `config`'s table and reads its version `version` (a past landing's).
+pub fn find_at(config: &Config, version: u64) -> Result<Found> {
+    let table = Table::open(config)?;
+    let snapshot = table.snapshot_at(version)?;
+    let files = table.files(config, &snapshot)?;
+    Ok(Found {
+        table,
+        snapshot: Some(snapshot),
+        files,
+    })
+}
+
 /// Opens `config`'s table and reads its current version.
 pub fn find(config: &Config) -> Result<Found> {
     let table = Table::open(config)?;

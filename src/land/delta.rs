@@ -186,6 +186,25 @@ impl Table {
             .map_err(|e| self.error("read the table's log", e))
     }
 
+    /// Version `version`, for reading what a past landing replaced and published.
+    pub fn snapshot_at(&self, version: u64) -> Result<SnapshotRef> {
+        Snapshot::builder_for(self.url.as_str())
+            .at_version(version)
+            .build(self.engine.as_ref())
+            .map_err(|e| self.error("read the table's log", e))
+    }
+
+    /// Whether the data file `path` (relative to the root) is still stored: a removed
+    /// file is kept until Wharf's vacuum lets it go.
+    pub fn holds(&self, path: &str) -> Result<bool> {
+        let target = self.store_path(path)?;
+        match self.runtime.block_on(self.store.head(&target)) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.error("look for a data file", e)),
+        }
+    }
+
     /// The version's data files, by path. Refuses a table not partitioned by
     /// `event_date` or whose schema is not the config's: nothing is written to it.
     pub fn files(&self, config: &Config, snapshot: &SnapshotRef) -> Result<Vec<TableFile>> {

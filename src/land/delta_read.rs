@@ -27,6 +27,22 @@ impl TableVersion<'_> {
         paths
     }
 
+    /// `date`'s files as the diff reads them, fetched; `None` when one of them is no
+    /// longer stored (a removed generation the vacuum let go).
+    pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::diff::read::Source>>> {
+        for path in self.files_of(date) {
+            if !self.0.table.holds(&path)? {
+                return Ok(None);
+            }
+        }
+        let readers = self.readers(date)?;
+        let sources = readers
+            .into_iter()
+            .map(|(reader, path)| crate::diff::read::Source::Fetched(path, Box::new(reader)))
+            .collect();
+        Ok(Some(sources))
+    }
+
     /// A reader of each of `date`'s files, fetched through the table's store, and the
     /// file's name for errors.
     pub fn readers(

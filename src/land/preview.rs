@@ -114,3 +114,22 @@ pub fn diff_folders(
     let open = |folder: Option<&Path>| Rows::open(folder.unwrap_or(Path::new("")), schema);
     diff::diff_date(date, schema, open(before)?, open(after)?, sink)
 }
+
+/// The diff between two generations of `date` given as their files (a Delta table's
+/// versions, fetched): `before` none for a date that did not exist.
+pub fn diff_sources(
+    config: &Config,
+    date: Date,
+    before: Vec<Source>,
+    after: Vec<Source>,
+    sink: &mut dyn FnMut(Change) -> bool,
+) -> Result<DateDiff> {
+    let schema = &config.schema;
+    diff::diff_date(
+        date,
+        schema,
+        Rows::of(before, schema),
+        Rows::of(after, schema),
+        sink,
+    )
+}

@@ -24,7 +24,12 @@ const DATE: &str = "2024-03-01";
 
 /// The first input landed, then the late fix that replaces its date (a shrink, typed).
 fn two_landings() -> Product {
-    let mut p = Product::late_fix_selected();
+    two_landings_with("")
+}
+
+/// [`two_landings`], `settings` added to the config.
+fn two_landings_with(settings: &str) -> Product {
+    let mut p = Product::late_fix_selected_with(settings);
     p.step_and_draw(Intent::Run);
     p.confirm_shrink();
     p.step_and_draw(Intent::Show(View::History));
@@ -251,4 +256,52 @@ fn c_cancels_the_diff_and_its_late_answer_is_dropped() {
     assert_eq!(ready(&p).items.len(), 3);
     p.step_and_draw(Intent::Back);
     assert!(p.console.app.history.diff.is_none());
+}
+
+/// The files the Delta table's commit `version` adds, copied into a folder of their own
+/// for the kit's reader.
+fn added_by(p: &Product, version: u64, into: &Path) -> PathBuf {
+    let log = p
+        .folder
+        .publish
+        .join(format!("_delta_log/{version:020}.json"));
+    let text = std::fs::read_to_string(&log).expect("the commit");
+    let folder = into.join(version.to_string());
+    std::fs::create_dir_all(&folder).expect("a folder");
+    for line in text.lines() {
+        let action: serde_json::Value = serde_json::from_str(line).expect("an action");
+        if let Some(path) = action["add"]["path"].as_str() {
+            let name = path.rsplit('/').next().expect("a name");
+            std::fs::copy(p.folder.publish.join(path), folder.join(name)).expect("copy");
+        }
+    }
+    folder
+}
+
+/// On a Delta table the sides are the date's files at the version before the landing's
+/// commit and at its commit: the same changes as the two versions read back.
+#[test]
+fn a_delta_landings_diff_is_the_version_before_against_its_commit() {
+    let mut p = two_landings_with("table_format = \"delta\"");
+    let copies = tempfile::tempdir().expect("a temp folder");
+    let (first, second) = (
+        added_by(&p, 0, copies.path()),
+        added_by(&p, 1, copies.path()),
+    );
+    let screen = open_run(&mut p, 0);
+    let changes = ready(&p);
+    assert!(changes.outcome == Outcome::Landed, "{:?}", changes.outcome);
+    assert_eq!(
+        sorted(listed(&changes)),
+        sorted(expected(Some(&first), &second))
+    );
+    let day = &changes.dates[0];
+    assert_eq!((day.inserted, day.updated, day.removed), (0, 1, 2));
+    assert!(screen.contains("status PAID → REFUNDED"), "{screen}");
+
+    p.step_and_draw(Intent::Back);
+    open_run(&mut p, 1);
+    let changes = ready(&p);
+    assert_eq!(listed(&changes), expected(None, &first));
+    assert_eq!(changes.notes[0].1, NEW_DATE);
 }

@@ -31,6 +31,12 @@ fn product(name: &str) -> kit::Product {
     p
 }
 
+/// The names in the open product's inbox, in its order.
+fn inbox_names(console: &Console) -> Vec<&str> {
+    let rows = console.app.inbox.rows.iter();
+    rows.map(|r| r.entry.name.as_str()).collect()
+}
+
 fn console_over(files: &[PathBuf]) -> Console {
     let entries = open::entries(files, &Ok);
     let mut console = Console::products(entries, theme::embedded("dark"), Vec::new());
@@ -185,15 +191,10 @@ fn enter_shows_product_b_and_esc_returns_from_its_top_level_only() {
     assert_eq!(two.console.app.view, View::Inbox);
     assert_eq!(two.console.app.config.product, "payments");
     assert_eq!(two.console.app.config.inbox, two.b.path().join("inbox"));
-    let names: Vec<&str> = two
-        .console
-        .app
-        .inbox
-        .rows
-        .iter()
-        .map(|r| r.entry.name.as_str())
-        .collect();
-    assert_eq!(names, [FIRST, "02-courier-burst.jsonl", LEAKY]);
+    assert_eq!(
+        inbox_names(&two.console),
+        [FIRST, "02-courier-burst.jsonl", LEAKY]
+    );
     assert!(
         screen.contains(FIRST) && screen.contains("payments"),
         "{screen}"
@@ -354,15 +355,7 @@ fn reports_of_a_product_left_behind_never_reach_the_next() {
         two.console.step(Intent::Open);
         settle(&mut two.console);
         assert_eq!(two.console.app.config.product, "payments");
-        let names: Vec<&str> = two
-            .console
-            .app
-            .inbox
-            .rows
-            .iter()
-            .map(|r| r.entry.name.as_str())
-            .collect();
-        assert_eq!(names, [FIRST, "02-courier-burst.jsonl"]);
+        assert_eq!(inbox_names(&two.console), [FIRST, "02-courier-burst.jsonl"]);
         let inbox = two.b.path().join("inbox");
         assert!(
             two.console
