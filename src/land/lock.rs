@@ -55,10 +55,10 @@ pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
 }
 
 /// Whether another holder has the lock on `<state_root>/<name>`, without creating
-/// anything. The OS has no way to ask without locking, so this takes a *shared* lock and
-/// drops it at once: two probes do not see each other, but a run that tries the
-/// exclusive lock in those microseconds gets [`Error::Busy`], as it would against any
-/// other holder (`watch` tries again a second later).
+/// anything and without taking it: the kernel's table of locks (`/proc/locks`) is read
+/// for the file's device and inode, so a run starting that instant is never made busy
+/// by a probe. Where that table cannot be read, a *shared* lock is taken and dropped at
+/// once (a run trying the exclusive lock in those microseconds would then be busy).
 pub fn held(config: &Config, name: &str) -> Result<bool> {
     let path = config.state_root.join(name);
     let file = match File::open(&path) {
@@ -73,6 +73,10 @@ pub fn held(config: &Config, name: &str) -> Result<bool> {
             ));
         }
     };
+    if let (Ok(meta), Ok(table)) = (file.metadata(), std::fs::read_to_string("/proc/locks")) {
+        use std::os::unix::fs::MetadataExt;
+        return Ok(listed(&table, meta.dev(), meta.ino()));
+    }
     match file.try_lock_shared() {
         Ok(()) => Ok(false),
         Err(std::fs::TryLockError::WouldBlock) => Ok(true),
@@ -82,5 +86,55 @@ pub fn held(config: &Config, name: &str) -> Result<bool> {
             "check that the state root supports file locks",
             e,
         )),
+    }
+}
+
+/// Whether `/proc/locks`' `table` lists a lock on the file `(dev, ino)`: a line's sixth
+/// field is `MAJOR:MINOR:INODE`, the device numbers in hex.
+fn listed(table: &str, dev: u64, ino: u64) -> bool {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    table.lines().any(|line| {
+        // A lock someone waits for is listed again after `->`; it is no holder.
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.get(1) == Some(&"->") {
+            return false;
+        }
+        let mut id = fields.get(5).map(|f| f.split(':')).into_iter().flatten();
+        let parse = |hex: Option<&str>| hex.and_then(|h| u64::from_str_radix(h, 16).ok());
+        let (m, n) = (parse(id.next()), parse(id.next()));
+        let inode = id.next().and_then(|i| i.parse::<u64>().ok());
+        m == Some(major) && n == Some(minor) && inode == Some(ino)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lock this process holds is seen in the kernel's table, and gone once dropped;
+    /// the probe itself takes nothing, so the exclusive lock is still free after it.
+    #[test]
+    fn a_held_lock_is_seen_without_taking_it() {
+        let dir = tempfile::tempdir().expect("a temp folder");
+        let mut config = crate::config::fixtures::orders();
+        config.state_root = dir.path().to_owned();
+        assert!(!held(&config, RUN).expect("probe"), "no file, no holder");
+        let lock = acquire(&config).expect("the lock");
+        assert!(held(&config, RUN).expect("probe"));
+        drop(lock);
+        assert!(!held(&config, RUN).expect("probe"));
+        let again = acquire(&config).expect("free after the probes");
+        drop(again);
+    }
+
+    #[test]
+    fn the_table_names_a_file_by_device_and_inode() {
+        let table = "1: FLOCK  ADVISORY  WRITE 18839 fe:00:5816930 0 EOF\n\
+                     1: -> FLOCK  ADVISORY  WRITE 18840 fe:00:77 0 EOF\n";
+        let dev = 0xfe << 8;
+        assert!(listed(table, dev, 5816930));
+        assert!(!listed(table, dev, 77), "a waiter holds nothing");
+        assert!(!listed(table, dev + 1, 5816930));
     }
 }
