@@ -1,13 +1,14 @@
 //! The History view's diff: what a past landing changed, date by date, between the
 //! generation it replaced (kept in the trash) and the one it published (live, or in the
 //! trash once replaced in turn), as `land::generations` finds them; each date merge-joined
-//! by `land::preview::diff_folders` into the Changes tab's [`Changes`], so both are drawn
+//! by `land::preview::diff_sources` into the Changes tab's [`Changes`], so both are drawn
 //! and filtered alike. A new date is every key inserted against nothing; a date whose
 //! generation the trash let go says so instead of counts. On a Delta table the two sides
 //! are the date's files at the version before the landing's commit and at its commit.
 
 use crate::config::{Config, TableFormat};
 use crate::contract::Date;
+use crate::diff::read::Source;
 use crate::error::{Error, Result};
 use crate::land::commit;
 use crate::land::delta_read::TableVersion;
@@ -35,39 +36,23 @@ pub fn build(
     if config.table_format == TableFormat::Delta {
         return delta_landing(config, run, progress, cancelled);
     }
-    let mut changes = Changes::new(config, &run.input_name, Outcome::Landed);
     let sides = generations::sides(config, run)?;
-    let total = sides.len() as u64;
-    for (done, side) in sides.into_iter().enumerate() {
-        if !progress(done as u64, total) || cancelled() {
-            return Err(Error::Cancelled);
-        }
-        let before = match &side.replaced {
-            Replaced::Kept(folder) => Some(folder.as_path()),
-            Replaced::NewDate => None,
-            Replaced::NotKept => {
-                changes.notes.push((side.date, NOT_KEPT));
-                continue;
-            }
+    let generations = |i: usize| -> Result<Generations> {
+        let side = &sides[i];
+        let replaced = match &side.replaced {
+            Replaced::Kept(folder) => Some(preview::folder_sources(folder)?),
+            Replaced::NewDate => Some(Vec::new()),
+            Replaced::NotKept => None,
         };
-        let Some(after) = &side.published else {
-            changes.notes.push((side.date, PUBLISHED_GONE));
-            continue;
-        };
-        if side.replaced == Replaced::NewDate {
-            changes.notes.push((side.date, NEW_DATE));
-        }
-        let counts = preview::diff_folders(config, side.date, before, Some(after), &mut |c| {
-            changes.push(&c);
-            !cancelled()
-        })?;
-        if cancelled() {
-            return Err(Error::Cancelled);
-        }
-        changes.dates.push(counts);
-    }
-    progress(total, total);
-    Ok(changes.done())
+        let published = side.published.as_deref().map(preview::folder_sources);
+        Ok(Generations {
+            date: side.date,
+            replaced,
+            new_date: side.replaced == Replaced::NewDate,
+            published: published.transpose()?,
+        })
+    };
+    diff_each(config, run, sides.len(), &generations, progress, cancelled)
 }
 
 /// A Delta landing: each date's files at the version before its commit against those at
@@ -79,10 +64,10 @@ fn delta_landing(
     progress: &mut dyn FnMut(u64, u64) -> bool,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Changes> {
-    let mut changes = Changes::new(config, &run.input_name, Outcome::Landed);
     let Some(version) = run.table_version else {
         let why = "the run log names no table version for this landing, so its two \
                    versions cannot be found";
+        let mut changes = Changes::new(config, &run.input_name, Outcome::Landed);
         changes.outcome = Outcome::Unavailable { why: why.into() };
         return Ok(changes);
     };
@@ -92,27 +77,60 @@ fn delta_landing(
         None => None,
     };
     let dates: Vec<Date> = run.dates.iter().filter_map(|d| Date::parse(d)).collect();
-    let total = dates.len() as u64;
-    for (done, date) in dates.into_iter().enumerate() {
-        if !progress(done as u64, total) || cancelled() {
-            return Err(Error::Cancelled);
-        }
+    let generations = |i: usize| -> Result<Generations> {
+        let date = dates[i];
         let replaced = match &before {
             Some(found) => TableVersion(found).sources(date)?,
             None => Some(Vec::new()),
         };
-        let Some(replaced) = replaced else {
-            changes.notes.push((date, NOT_KEPT));
-            continue;
-        };
-        let Some(published) = TableVersion(&after).sources(date)? else {
-            changes.notes.push((date, PUBLISHED_GONE));
-            continue;
-        };
-        if replaced.is_empty() {
-            changes.notes.push((date, NEW_DATE));
+        Ok(Generations {
+            date,
+            new_date: replaced.as_ref().is_some_and(Vec::is_empty),
+            replaced,
+            published: TableVersion(&after).sources(date)?,
+        })
+    };
+    diff_each(config, run, dates.len(), &generations, progress, cancelled)
+}
+
+/// One date's two generations as the diff reads them; `None` where one is gone.
+struct Generations {
+    date: Date,
+    replaced: Option<Vec<Source>>,
+    /// The landing created the date: nothing replaced.
+    new_date: bool,
+    published: Option<Vec<Source>>,
+}
+
+/// The diff of `dates` dates, the `i`th date's generations from `generations(i)`, read
+/// only when its turn comes.
+fn diff_each(
+    config: &Config,
+    run: &RunRecord,
+    dates: usize,
+    generations: &dyn Fn(usize) -> Result<Generations>,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Changes> {
+    let mut changes = Changes::new(config, &run.input_name, Outcome::Landed);
+    let total = dates as u64;
+    for i in 0..dates {
+        if !progress(i as u64, total) || cancelled() {
+            return Err(Error::Cancelled);
         }
-        let counts = preview::diff_sources(config, date, replaced, published, &mut |c| {
+        let sides = generations(i)?;
+        let Some(replaced) = sides.replaced else {
+            changes.notes.push((sides.date, NOT_KEPT));
+            continue;
+        };
+        let Some(published) = sides.published else {
+            changes.notes.push((sides.date, PUBLISHED_GONE));
+            continue;
+        };
+        if sides.new_date {
+            changes.notes.push((sides.date, NEW_DATE));
+        }
+        let counts = preview::diff_sources(config, sides.date, replaced, published, &mut |c| {
             changes.push(&c);
             !cancelled()
         })?;

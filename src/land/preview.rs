@@ -101,18 +101,11 @@ impl Preview {
     }
 }
 
-/// The diff between two generations of `date`: `before` and `after` are partition
-/// folders (a trash generation, the live one), either absent.
-pub fn diff_folders(
-    config: &Config,
-    date: Date,
-    before: Option<&Path>,
-    after: Option<&Path>,
-    sink: &mut dyn FnMut(Change) -> bool,
-) -> Result<DateDiff> {
-    let schema = &config.schema;
-    let open = |folder: Option<&Path>| Rows::open(folder.unwrap_or(Path::new("")), schema);
-    diff::diff_date(date, schema, open(before)?, open(after)?, sink)
+/// The published files of a partition folder (a trash generation, the live one), in
+/// name order, as [`diff_sources`] reads them.
+pub fn folder_sources(folder: &Path) -> Result<Vec<Source>> {
+    let paths = crate::store::parquet_files::parquet_paths(folder)?;
+    Ok(paths.into_iter().map(Source::Path).collect())
 }
 
 /// The diff between two generations of `date` given as their files (a Delta table's
