@@ -1,4 +1,4 @@
-//! Flows through the operator console, driven by intents (and keys) against a copy of the
+//! Flows through the operator console, driven by intents (and keys, and in tmux) against a copy of the
 //! samples, asserting on the files the core wrote, not only on the screen: select, plan,
 //! confirm with `y`, cancel with `n` / `Esc`, a refusal, the typed `shrink`, a restore,
 //! cancelling a plan, the Changes tab against `wharf diff`, and the inbox watcher picking
@@ -14,6 +14,7 @@ mod history;
 mod landing;
 mod products;
 mod runlog;
+mod tmux;
 mod watcher;
 
 // The samples fixture, as `crate::fixture` (the name the crate's own snapshot tests use).
