@@ -1,8 +1,8 @@
-//! Flows through the operator console, driven by intents (and keys, and in tmux) against a copy of the
-//! samples, asserting on the files the core wrote, not only on the screen: select, plan,
-//! confirm with `y`, cancel with `n` / `Esc`, a refusal, the typed `shrink`, a restore,
-//! cancelling a plan, the Changes tab against `wharf diff`, and the inbox watcher picking
-//! up a renamed file.
+//! Flows through the operator console, driven by intents (and keys, and the shipped binary
+//! in tmux) against a copy of the samples, asserting on the files the core wrote, not only
+//! on the screen: select, plan, confirm with `y`, cancel with `n` / `Esc`, a refusal, the
+//! typed `shrink`, a restore, cancelling a plan, the Changes tab against `wharf diff`, the
+//! History diff, the Products screen, and the inbox watcher picking up a renamed file.
 
 #[path = "../kit/mod.rs"]
 mod kit;
