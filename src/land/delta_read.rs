@@ -30,16 +30,15 @@ impl TableVersion<'_> {
     /// `date`'s files as the diff reads them, fetched; `None` when one of them is no
     /// longer stored (a removed generation the vacuum let go).
     pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::diff::read::Source>>> {
+        let mut sources = Vec::new();
         for path in self.files_of(date) {
             if !self.0.table.holds(&path)? {
                 return Ok(None);
             }
+            let bytes = self.0.table.fetch(&path)?;
+            let named = Path::new(self.0.table.url()).join(&path);
+            sources.push(crate::diff::read::Source::Fetched(named, bytes));
         }
-        let readers = self.readers(date)?;
-        let sources = readers
-            .into_iter()
-            .map(|(reader, path)| crate::diff::read::Source::Fetched(path, Box::new(reader)))
-            .collect();
         Ok(Some(sources))
     }
 

@@ -85,12 +85,12 @@ impl Preview {
         let before = match &self.found {
             None => Rows::open(&state::partition_dir(&config.publish_root, date), schema)?,
             Some(found) => {
-                let readers = delta_read::TableVersion(found).readers(date)?;
-                let files = readers
-                    .into_iter()
-                    .map(|(reader, path)| Source::Fetched(path, Box::new(reader)))
-                    .collect();
-                Rows::of(files, schema)
+                let files = delta_read::TableVersion(found).sources(date)?;
+                let gone = || Error::CorruptState {
+                    path: state::partition_dir(&config.publish_root, date),
+                    detail: "a file of the table's current version is not stored".to_owned(),
+                };
+                Rows::of(files.ok_or_else(gone)?, schema)
             }
         };
         let after = match &self.staged {
