@@ -194,17 +194,6 @@ impl Table {
             .map_err(|e| self.error("read the table's log", e))
     }
 
-    /// Whether the data file `path` (relative to the root) is still stored: a removed
-    /// file is kept until Wharf's vacuum lets it go.
-    pub fn holds(&self, path: &str) -> Result<bool> {
-        let target = self.store_path(path)?;
-        match self.runtime.block_on(self.store.head(&target)) {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(self.error("look for a data file", e)),
-        }
-    }
-
     /// The version's data files, by path. Refuses a table not partitioned by
     /// `event_date` or whose schema is not the config's: nothing is written to it.
     pub fn files(&self, config: &Config, snapshot: &SnapshotRef) -> Result<Vec<TableFile>> {
@@ -328,10 +317,18 @@ impl Table {
     /// The bytes of the data file `path` (relative to the root), whole: a merge reads
     /// every row of the dates it meets anyway.
     pub fn fetch(&self, path: &str) -> Result<bytes::Bytes> {
+        let fetched = self.fetch_if_stored(path)?;
+        fetched.ok_or_else(|| self.error("read a data file", format!("{path} is not stored")))
+    }
+
+    /// [`Table::fetch`], `None` when the file is no longer stored: a removed file is
+    /// kept until Wharf's vacuum lets it go.
+    pub fn fetch_if_stored(&self, path: &str) -> Result<Option<bytes::Bytes>> {
         let target = self.store_path(path)?;
         let fetched = self.runtime.block_on(async {
             match self.store.get(&target).await {
-                Ok(got) => got.bytes().await,
+                Ok(got) => got.bytes().await.map(Some),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e),
             }
         });

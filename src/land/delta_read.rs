@@ -32,33 +32,29 @@ impl TableVersion<'_> {
     pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::diff::read::Source>>> {
         let mut sources = Vec::new();
         for path in self.files_of(date) {
-            if !self.0.table.holds(&path)? {
+            let Some(bytes) = self.0.table.fetch_if_stored(&path)? else {
                 return Ok(None);
-            }
-            let bytes = self.0.table.fetch(&path)?;
-            let named = Path::new(self.0.table.url()).join(&path);
-            sources.push(crate::diff::read::Source::Fetched(named, bytes));
+            };
+            sources.push(crate::diff::read::Source::Fetched(self.named(&path), bytes));
         }
         Ok(Some(sources))
     }
 
-    /// A reader of each of `date`'s files, fetched through the table's store, and the
+    /// A reader of the data file `path`, fetched through the table's store, and the
     /// file's name for errors.
-    pub fn readers(
-        &self,
-        date: Date,
-    ) -> Result<Vec<(SerializedFileReader<bytes::Bytes>, PathBuf)>> {
-        let mut readers = Vec::new();
-        for path in self.files_of(date) {
-            let bytes = self.0.table.fetch(&path)?;
-            let named = Path::new(self.0.table.url()).join(&path);
-            let reader = SerializedFileReader::new(bytes).map_err(|e| Error::CorruptState {
-                path: named.clone(),
-                detail: e.to_string(),
-            })?;
-            readers.push((reader, named));
-        }
-        Ok(readers)
+    fn reader(&self, path: &str) -> Result<(SerializedFileReader<bytes::Bytes>, PathBuf)> {
+        let bytes = self.0.table.fetch(path)?;
+        let named = self.named(path);
+        let reader = SerializedFileReader::new(bytes).map_err(|e| Error::CorruptState {
+            path: named.clone(),
+            detail: e.to_string(),
+        })?;
+        Ok((reader, named))
+    }
+
+    /// The data file `path` as errors name it: under the table's URL.
+    fn named(&self, path: &str) -> PathBuf {
+        Path::new(self.0.table.url()).join(path)
     }
 }
 
@@ -69,7 +65,8 @@ impl Dataset for TableVersion<'_> {
 
     fn rows(&self, date: Date, schema: &Schema) -> Result<Vec<Record>> {
         let mut rows = Vec::new();
-        for (reader, named) in self.readers(date)? {
+        for path in self.files_of(date) {
+            let (reader, named) = self.reader(&path)?;
             rows.extend(parquet_files::read_records(reader, &named, schema)?);
         }
         Ok(rows)
@@ -77,7 +74,8 @@ impl Dataset for TableVersion<'_> {
 
     fn rows_by_hour(&self, date: Date, schema: &Schema) -> Result<[u64; 24]> {
         let mut hours = [0; 24];
-        for (reader, named) in self.readers(date)? {
+        for path in self.files_of(date) {
+            let (reader, named) = self.reader(&path)?;
             dataset::add_hours(&mut hours, parquet_files::hours_of(reader, &named, schema)?);
         }
         Ok(hours)

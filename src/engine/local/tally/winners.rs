@@ -9,6 +9,7 @@ use super::Best;
 use crate::contract::{Date, row};
 use crate::engine::local::rows::Rows;
 use crate::engine::local::rowset::{RowSet, Spot};
+use crate::store::dataset::add_hours;
 
 /// Bits of a key sorted per pass of [`radix_sort`]: 2,048 counters stay in L1.
 const RADIX_BITS: u32 = 11;
@@ -115,10 +116,7 @@ impl Census {
     fn end(&mut self, run: Option<Run>) {
         if let Some(run) = run {
             *self.dates.entry(run.date).or_default() += run.rows;
-            let hours = self.hours.entry(run.date).or_insert([0; 24]);
-            for (sum, n) in hours.iter_mut().zip(run.hours) {
-                *sum += n;
-            }
+            add_hours(self.hours.entry(run.date).or_insert([0; 24]), run.hours);
         }
     }
 
@@ -128,10 +126,7 @@ impl Census {
             *self.dates.entry(date).or_default() += rows;
         }
         for (date, by_hour) in other.hours {
-            let hours = self.hours.entry(date).or_insert([0; 24]);
-            for (sum, n) in hours.iter_mut().zip(by_hour) {
-                *sum += n;
-            }
+            add_hours(self.hours.entry(date).or_insert([0; 24]), by_hour);
         }
         self
     }
