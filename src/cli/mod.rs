@@ -141,12 +141,6 @@ impl EngineArgs {
             .engine
             .overridden(self.engine.as_deref(), self.remote.as_deref())
             .map_err(|message| Error::Usage(format!("--engine/--remote: {message}")))?;
-        crate::config::check_engine_fits(
-            config.table_format,
-            config.write_mode,
-            config.engine.kind,
-        )
-        .map_err(|message| Error::Usage(format!("--engine: {message}")))?;
         Ok(config)
     }
 }

@@ -22,6 +22,9 @@ pub struct EngineConfig {
     /// The Spark Connect connection string, parameters included (they may hold a token:
     /// show it through [`shown_remote`]).
     pub remote: Option<String>,
+    /// The scheme the cluster's executors address an `s3://` Delta table by: `s3a`
+    /// (Hadoop's S3A, the default) or `s3` (EMRFS, Databricks). See [`Self::s3_scheme`].
+    pub s3_scheme: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -29,11 +32,24 @@ pub struct EngineConfig {
 pub(super) struct RawEngine {
     kind: Option<String>,
     remote: Option<String>,
+    s3_scheme: Option<String>,
 }
 
 impl RawEngine {
     pub(super) fn validate(self) -> Result<EngineConfig, String> {
-        EngineConfig::default().overridden(self.kind.as_deref(), self.remote.as_deref())
+        if let Some(scheme) = self.s3_scheme.as_deref()
+            && !matches!(scheme, "s3a" | "s3")
+        {
+            return Err(format!(
+                "engine s3_scheme = {scheme:?} is not one a Spark cluster writes S3 with; \
+                 use \"s3a\" (Hadoop's S3A) or \"s3\" (EMRFS, Databricks)"
+            ));
+        }
+        let base = EngineConfig {
+            s3_scheme: self.s3_scheme,
+            ..EngineConfig::default()
+        };
+        base.overridden(self.kind.as_deref(), self.remote.as_deref())
     }
 }
 
@@ -71,7 +87,16 @@ impl EngineConfig {
                 );
             }
         }
-        Ok(EngineConfig { kind, remote })
+        Ok(EngineConfig {
+            kind,
+            remote,
+            s3_scheme: self.s3_scheme.clone(),
+        })
+    }
+
+    /// The scheme a Spark cluster's executors write an `s3://` table with.
+    pub fn s3_scheme(&self) -> &str {
+        self.s3_scheme.as_deref().unwrap_or("s3a")
     }
 
     /// What the console and the run log call the configured engine: `local`, or
@@ -144,6 +169,7 @@ mod tests {
         let config = EngineConfig {
             kind: EngineKind::Spark,
             remote: Some("sc://h:15002/;token=secret;use_ssl=true".into()),
+            s3_scheme: None,
         };
         assert_eq!(config.describe(), "spark sc://h:15002");
         assert_eq!(EngineConfig::default().describe(), "local");

@@ -265,6 +265,7 @@ fn the_top_bar_names_the_engine_and_never_the_remotes_token() {
     config.engine = crate::config::EngineConfig {
         kind: crate::config::EngineKind::Spark,
         remote: Some("sc://spark.example:15002/;token=s3cret;use_ssl=true".to_owned()),
+        s3_scheme: None,
     };
     let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
     console.step(Msg::Resize(160, 48));

@@ -49,6 +49,26 @@ pub struct Staged {
     pub keys: Option<BTreeMap<Date, Vec<Value>>>,
 }
 
+/// A folder inside a Delta table's storage, for an engine whose executors write where the
+/// table is and not on Wharf's disk (a cluster): the publish step names it and lists it
+/// through the table's store, and moves what the engine wrote there into the table's own
+/// names (CONTRACT.md §12.1).
+pub trait TableFolder {
+    /// The folder, relative to the table root, ending in `/`.
+    fn relative(&self) -> &str;
+    /// Every object under the folder, relative to it, as the store lists them.
+    fn list(&self) -> Result<Vec<String>>;
+}
+
+/// A data file an engine wrote into a [`TableFolder`]: the `n`th (in key order) of `date`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenFile {
+    pub date: Date,
+    pub n: u64,
+    /// Relative to the folder.
+    pub path: String,
+}
+
 /// One way of executing a landing's row work.
 pub trait Engine {
     /// What the console and the run log call it: `local`, or `spark sc://host:port`.
@@ -82,6 +102,20 @@ pub trait Engine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged>;
+
+    /// [`Engine::stage`] into `folder` of a Delta table, for an engine whose executors
+    /// reach the table (the Spark engine): each written file exactly once, in key order
+    /// within its date. `None` for an engine that stages on Wharf's disk, from which the
+    /// publish step uploads.
+    fn stage_in_table(
+        &mut self,
+        _config: &Config,
+        _plan: &Plan,
+        _folder: &dyn TableFolder,
+        _progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Option<Result<Vec<WrittenFile>>> {
+        None
+    }
 
     /// Every key's events by line as the last census read them, for an engine opened by
     /// [`open_for_ranked_plan`] that could keep them; `None` otherwise (the console then
@@ -162,6 +196,7 @@ mod tests {
         config.engine = EngineConfig {
             kind: EngineKind::Spark,
             remote: Some("sc://127.0.0.1:1".to_owned()),
+            s3_scheme: None,
         };
         if !cfg!(feature = "spark") {
             let err = open(&config)

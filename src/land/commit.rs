@@ -1,14 +1,18 @@
-//! EFFECTS. §6.2–6.4 for a Delta publish root (CONTRACT.md §12): the engine stages the
-//! dates in a local folder of the state root, the files are uploaded under names no
-//! version references (`event_date=D/part-<generation>-<n>.parquet`), then one commit
-//! removes every file of the replaced dates and adds the new ones (in merge mode, of every
-//! date the merge touched: a date it emptied gets no new file); merge mode's key index,
-//! the manifest and the checkpoint follow, naming the version.
+//! EFFECTS. §6.2–6.4 for a Delta publish root (CONTRACT.md §12): the new files are put
+//! under names no version references (`event_date=D/part-<generation>-<n>.parquet`), then
+//! one commit removes every file of the replaced dates and adds the new ones (in merge
+//! mode, of every date the merge touched: a date it emptied gets no new file); merge
+//! mode's key index, the manifest and the checkpoint follow, naming the version.
 //!
-//! The uploads are recorded first in `<state_root>/delta-pending.json`: a crash or a
-//! conflict leaves files no version references, and the next landing deletes exactly
-//! those it finds there and the current version does not hold (never another writer's
-//! files, never a file a version references).
+//! The files get there one of two ways: the local engine stages them in a folder of the
+//! state root and each is uploaded; the Spark engine's executors write them into the
+//! table's own `_wharf-staging/<generation>/` folder and each is moved into place, its
+//! rows read from its footer.
+//!
+//! What is about to be written is recorded first in `<state_root>/delta-pending.json`: a
+//! crash or a conflict leaves files no version references, and the next landing deletes
+//! exactly those it finds there and the current version does not hold (never another
+//! writer's files, never a file a version references), and the staging folder it names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -16,8 +20,9 @@ use std::path::PathBuf;
 use delta_kernel::SnapshotRef;
 
 use crate::config::{Config, WriteMode};
-use crate::engine::{Engine, Progress, Staged};
+use crate::engine::{Engine, Progress, Staged, WrittenFile};
 use crate::error::{Error, Result};
+use crate::land::delta::folder::{InTable, staging_folder};
 use crate::land::delta::{self, AddFile, CommitNote, NewFile, Table, TableFile};
 use crate::land::delta_read::TableVersion;
 use crate::land::delta_trash;
@@ -111,12 +116,156 @@ fn clean_pending(config: &Config, found: &Found) -> Result<()> {
         Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
     };
     let held: BTreeSet<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
-    let stale: Vec<String> = pending
+    let (folders, files): (Vec<String>, Vec<String>) =
+        pending.into_iter().partition(|p| p.ends_with('/'));
+    for folder in &folders {
+        found.table.delete_under(folder)?;
+    }
+    let stale: Vec<String> = files
         .into_iter()
         .filter(|p| !held.contains(p.as_str()))
         .collect();
     found.table.delete(&stale)?;
     remove_file(&path)
+}
+
+/// The table's name for the `n`th new file of `date`.
+fn table_name(generation: &str, date: crate::contract::Date, n: u64) -> String {
+    format!("event_date={date}/part-{generation}-{n:05}.parquet")
+}
+
+fn record_pending(config: &Config, paths: &[String]) -> Result<()> {
+    atomic::write_atomic(
+        &pending_path(config),
+        &state::pretty(&paths, "pending uploads")?,
+        0o644,
+    )
+}
+
+/// The local engine's way: the engine stages on Wharf's disk, each file is uploaded
+/// under the table's name. Returns the files to add, and merge mode's key index.
+type Uploaded = (
+    Vec<AddFile>,
+    Option<BTreeMap<crate::contract::Date, Vec<crate::contract::Value>>>,
+);
+
+fn upload_staged(
+    config: &Config,
+    engine: &mut dyn Engine,
+    plan: &Plan,
+    found: &Found,
+    generation: &str,
+    staging: &std::path::Path,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Uploaded> {
+    folder::remove_dir_all(staging)?;
+    atomic::create_dir_all(staging)?;
+    let Staged { keys, .. } = engine.stage(config, plan, staging, progress)?;
+    failpoint::hit("after_stage");
+    let mut new_files: Vec<NewFile> = Vec::new();
+    let staged: Vec<(crate::contract::Date, PathBuf)> = state::list_partitions(staging)?;
+    let mut locals = Vec::new();
+    for (date, dir) in &staged {
+        let parts = crate::store::parquet_files::parquet_paths(dir)?;
+        for (n, part) in parts.into_iter().enumerate() {
+            use parquet::file::reader::FileReader;
+            let reader = crate::store::parquet_files::open_reader(&part)?;
+            let rows = reader.metadata().file_metadata().num_rows() as u64;
+            locals.push((*date, part, n as u64, rows));
+        }
+    }
+    for (date, part, n, rows) in &locals {
+        new_files.push(NewFile {
+            local: part,
+            path: table_name(generation, *date, *n),
+            date: *date,
+            rows: *rows,
+        });
+    }
+    let paths: Vec<String> = new_files.iter().map(|f| f.path.clone()).collect();
+    record_pending(config, &paths)?;
+    let mut uploaded = Vec::with_capacity(new_files.len());
+    for file in new_files {
+        progress(Progress::Swapping { date: file.date });
+        let size = found.table.upload(&file)?;
+        uploaded.push(AddFile {
+            path: file.path,
+            date: file.date,
+            rows: file.rows,
+            size,
+        });
+    }
+    Ok((uploaded, keys))
+}
+
+/// The cluster's way (CONTRACT.md §12.1): the engine's executors write into a staging
+/// folder of the table itself, each file is moved to the table's name and its rows read
+/// from its footer; a date whose files hold other than the plan's rows is an error, and
+/// nothing is committed. `None` for an engine that stages on Wharf's disk.
+fn write_in_table(
+    config: &Config,
+    engine: &mut dyn Engine,
+    plan: &Plan,
+    found: &Found,
+    generation: &str,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Option<Result<Vec<AddFile>>> {
+    let folder = InTable {
+        table: &found.table,
+        relative: staging_folder(generation),
+    };
+    // Named before anything is written there, so a crash leaves it to the next landing.
+    if let Err(e) = record_pending(config, std::slice::from_ref(&folder.relative)) {
+        return Some(Err(e));
+    }
+    let written = engine.stage_in_table(config, plan, &folder, progress)?;
+    Some(written.and_then(|written| place(config, plan, &folder, generation, &written, progress)))
+}
+
+fn place(
+    config: &Config,
+    plan: &Plan,
+    folder: &InTable,
+    generation: &str,
+    written: &[WrittenFile],
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Vec<AddFile>> {
+    failpoint::hit("after_stage");
+    let table = folder.table;
+    let named: Vec<String> = written
+        .iter()
+        .map(|file| table_name(generation, file.date, file.n))
+        .collect();
+    let pending: Vec<String> = std::iter::once(folder.relative.clone())
+        .chain(named.iter().cloned())
+        .collect();
+    record_pending(config, &pending)?;
+    let mut added = Vec::with_capacity(written.len());
+    let mut rows_by_date: BTreeMap<crate::contract::Date, u64> = BTreeMap::new();
+    for (file, path) in written.iter().zip(named) {
+        progress(Progress::Swapping { date: file.date });
+        table.move_file(&format!("{}{}", folder.relative, file.path), &path)?;
+        let (rows, size) = table.rows_and_size(&path)?;
+        *rows_by_date.entry(file.date).or_default() += rows;
+        added.push(AddFile {
+            path,
+            date: file.date,
+            rows,
+            size,
+        });
+    }
+    for date in &plan.dates {
+        let held = rows_by_date.get(&date.event_date).copied().unwrap_or(0);
+        if held != date.rows {
+            return Err(Error::internal(format!(
+                "the engine wrote {held} rows for {}, the plan has {}; nothing was committed",
+                date.event_date, date.rows
+            )));
+        }
+    }
+    // What the cluster's writer leaves beside the data (`_SUCCESS`, checksums).
+    table.delete_under(&folder.relative)?;
+    Ok(added)
 }
 
 fn remove_file(path: &std::path::Path) -> Result<()> {
@@ -143,48 +292,12 @@ pub fn publish(
     let generation = super::generation_id(now, plan);
     clean_pending(config, found)?;
     let staging = staging_dir(config);
-    folder::remove_dir_all(&staging)?;
-    atomic::create_dir_all(&staging)?;
-    let Staged { keys, .. } = engine.stage(config, plan, &staging, progress)?;
-    failpoint::hit("after_stage");
-
-    let mut new_files: Vec<NewFile> = Vec::new();
-    let staged: Vec<(crate::contract::Date, PathBuf)> = state::list_partitions(&staging)?;
-    let mut locals = Vec::new();
-    for (date, dir) in &staged {
-        let parts = crate::store::parquet_files::parquet_paths(dir)?;
-        for (n, part) in parts.into_iter().enumerate() {
-            use parquet::file::reader::FileReader;
-            let reader = crate::store::parquet_files::open_reader(&part)?;
-            let rows = reader.metadata().file_metadata().num_rows() as u64;
-            locals.push((*date, part, n, rows));
-        }
-    }
-    for (date, part, n, rows) in &locals {
-        new_files.push(NewFile {
-            local: part,
-            path: format!("event_date={date}/part-{generation}-{n:05}.parquet"),
-            date: *date,
-            rows: *rows,
-        });
-    }
-    let paths: Vec<String> = new_files.iter().map(|f| f.path.clone()).collect();
-    atomic::write_atomic(
-        &pending_path(config),
-        &state::pretty(&paths, "pending uploads")?,
-        0o644,
-    )?;
-    let mut uploaded = Vec::with_capacity(new_files.len());
-    for file in new_files {
-        progress(Progress::Swapping { date: file.date });
-        let size = found.table.upload(&file)?;
-        uploaded.push(AddFile {
-            path: file.path,
-            date: file.date,
-            rows: file.rows,
-            size,
-        });
-    }
+    let (uploaded, keys) = match write_in_table(config, engine, plan, found, &generation, progress)
+    {
+        Some(written) => (written?, None),
+        None => upload_staged(config, engine, plan, found, &generation, &staging, progress)?,
+    };
+    let paths: Vec<String> = uploaded.iter().map(|f| f.path.clone()).collect();
     failpoint::hit("after_upload");
 
     let touched: BTreeSet<crate::contract::Date> =

@@ -37,6 +37,8 @@ use crate::config::Config;
 use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
 
+pub mod folder;
+
 /// Files above this size are uploaded in parts of this size (S3's multipart minimum is
 /// 5 MiB); the buffer in flight is bounded by a few parts.
 pub const PART_BYTES: usize = 8 << 20;
@@ -161,6 +163,12 @@ impl Table {
             .join(relative)
             .map_err(|e| self.error("name a data file", e))?;
         StorePath::from_url_path(full.path()).map_err(|e| self.error("name a data file", e))
+    }
+
+    /// `relative` under a local table's root as a path; `None` on S3.
+    fn local_path(&self, relative: &str) -> Option<std::path::PathBuf> {
+        let url = self.root.join(relative).ok()?;
+        (url.scheme() == "file").then(|| url.to_file_path().ok())?
     }
 
     /// The current version, `None` when the table has no commit yet. A missing bucket, a

@@ -3,6 +3,7 @@
 //! folders under the root (those also hold the trash's removed files and other writers'
 //! uncommitted ones); a date's rows are its files fetched through the table's store.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use parquet::file::reader::SerializedFileReader;
@@ -79,6 +80,18 @@ impl Dataset for TableVersion<'_> {
             dataset::add_hours(&mut hours, parquet_files::hours_of(reader, &named, schema)?);
         }
         Ok(hours)
+    }
+
+    fn files_by_date(&self) -> Option<BTreeMap<Date, Vec<String>>> {
+        let mut by_date: BTreeMap<Date, Vec<String>> = BTreeMap::new();
+        for file in &self.0.files {
+            by_date
+                .entry(file.date)
+                .or_default()
+                .push(file.path.clone());
+        }
+        by_date.values_mut().for_each(|paths| paths.sort());
+        Some(by_date)
     }
 
     fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool {

@@ -4,6 +4,7 @@
 //! `event_date=D` folders of a local root; the Delta table's version is
 //! `crate::land::delta_read::TableVersion`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::contract::{Date, Record, Schema};
@@ -23,6 +24,13 @@ pub trait Dataset {
     /// The rows `date` holds now by UTC hour of their `partition_by_date_of` instant
     /// (all zero for a date it lacks), reading that column alone.
     fn rows_by_hour(&self, date: Date, schema: &Schema) -> Result<[u64; 24]>;
+    /// For an engine that reads the files itself (the Spark engine): each date's data
+    /// files, relative to the root, when only those may be read (a Delta version, whose
+    /// folders also hold removed and uncommitted files); `None` when every Parquet file
+    /// of a date's folder is the date's (hive folders).
+    fn files_by_date(&self) -> Option<BTreeMap<Date, Vec<String>>> {
+        None
+    }
 }
 
 /// Hours summed over a date's files.

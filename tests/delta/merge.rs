@@ -149,6 +149,39 @@ fn merges_as_hive_does(delta: &Product, root: &Root, s3: bool) {
         "a refusal writes nothing to the table"
     );
     assert_eq!(root.commits().len(), 3);
+
+    // A batch whose every row is published already changes no data file, and still is
+    // one commit, of commitInfo alone, so the table's history names every landing.
+    let unchanged = [kit::event("e11", 4, "PAID", "2024-03-02T12:00:00Z")];
+    let objects = root.objects();
+    let same = run(
+        delta,
+        &delta.input("b5.jsonl", &[unchanged[0].as_str()]),
+        s3,
+    );
+    assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
+    let commits = root.commits();
+    assert_eq!(commits.len(), 4, "one commit for the batch");
+    let last = commits.last().unwrap();
+    assert!(
+        last.iter()
+            .all(|a| a.get("add").is_none() && a.get("remove").is_none()),
+        "no file added or removed: {last:?}"
+    );
+    let info = last.iter().find_map(|a| a.get("commitInfo")).unwrap();
+    assert_eq!(info["operationParameters"]["inputName"], "b5.jsonl");
+    let data = |objects: &std::collections::BTreeSet<String>| -> Vec<String> {
+        let names = objects.iter().filter(|k| k.ends_with(".parquet"));
+        names
+            .filter(|k| !k.contains("_delta_log"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        data(&root.objects()),
+        data(&objects),
+        "no data file written"
+    );
 }
 
 #[test]
@@ -164,35 +197,4 @@ fn a_delta_table_on_s3_merges_micro_batches_as_a_hive_root_does() {
     let product = merge_delta(&format!("s3://wharf/{prefix}/orders"));
     let root = Root::s3(&format!("{prefix}/orders"));
     merges_as_hive_does(&product, &root, true);
-}
-
-#[test]
-fn merge_on_a_delta_table_with_the_spark_engine_is_refused_before_anything() {
-    let product = merge_delta("lake/orders");
-    let input = product.input(
-        "b1.jsonl",
-        &[&kit::event("e1", 1, "PENDING", "2024-03-01T10:00:00Z")],
-    );
-    let ran: Ran = product
-        .cmd(&[
-            "run",
-            input.to_str().unwrap(),
-            "--engine",
-            "spark",
-            "--remote",
-            "sc://127.0.0.1:1",
-        ])
-        .output()
-        .unwrap()
-        .into();
-    assert_eq!(ran.code, 2, "{}", ran.stderr);
-    assert!(
-        ran.stderr.contains("[engine] kind = \"local\""),
-        "{}",
-        ran.stderr
-    );
-    assert!(
-        !product.path().join("lake/orders").exists(),
-        "nothing written"
-    );
 }

@@ -11,7 +11,7 @@ use crate::engines;
 use crate::kit::{Events, Product, event, event_seq};
 
 /// `wharf run INPUT --json` on the Spark engine at the suite's remote.
-fn spark_run_json(product: &Product, input: &std::path::Path) -> crate::kit::Ran {
+pub fn spark_run_json(product: &Product, input: &std::path::Path) -> crate::kit::Ran {
     let remote = engines::remote();
     product.wharf(&[
         "run",
@@ -27,7 +27,7 @@ fn spark_run_json(product: &Product, input: &std::path::Path) -> crate::kit::Ran
 /// What a landing's `--json` says that both engines must agree on. A refusal found by
 /// the driver's own pass (a breach, the reject cap) compares only what that pass counts:
 /// the Spark engine refuses it before any Spark job, so never counts keys or retries.
-fn agreed(out: &Value) -> Value {
+pub fn agreed(out: &Value) -> Value {
     let mut counts = out["counts"].clone();
     let driver_refusal = matches!(
         out["reason"].as_str(),
@@ -213,86 +213,4 @@ fn an_input_named_like_a_glob_is_read_as_that_one_file() {
         ["1", "2", "3"],
         "the rows of the named file, not the decoy's"
     );
-}
-
-/// The rows of a local Delta table's latest version by date: its log replayed (adds less
-/// removes), the files it names read with the local reader.
-fn delta_rows(
-    root: &std::path::Path,
-) -> std::collections::BTreeMap<String, Vec<std::collections::BTreeMap<String, String>>> {
-    let log = root.join("_delta_log");
-    let mut commits: Vec<PathBuf> = std::fs::read_dir(&log)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    commits.sort();
-    let mut live = std::collections::BTreeSet::new();
-    for commit in commits {
-        for line in std::fs::read_to_string(commit).unwrap().lines() {
-            let action: Value = serde_json::from_str(line).unwrap();
-            if let Some(path) = action["add"]["path"].as_str() {
-                live.insert(path.to_owned());
-            }
-            if let Some(path) = action["remove"]["path"].as_str() {
-                live.remove(path);
-            }
-        }
-    }
-    let copy = tempfile::tempdir().unwrap();
-    let mut dates = std::collections::BTreeSet::new();
-    for path in &live {
-        let (date_dir, name) = path.split_once('/').unwrap();
-        std::fs::create_dir_all(copy.path().join(date_dir)).unwrap();
-        std::fs::copy(root.join(path), copy.path().join(date_dir).join(name)).unwrap();
-        dates.insert(date_dir.trim_start_matches("event_date=").to_owned());
-    }
-    dates
-        .into_iter()
-        .map(|d| {
-            let rows = crate::kit::read_rows(&copy.path().join(format!("event_date={d}")));
-            (d, rows)
-        })
-        .collect()
-}
-
-#[test]
-fn the_spark_engine_lands_into_a_local_delta_table_as_the_local_engine_does() {
-    let _server = engines::server();
-    let config = format!(
-        "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"delta\"\n{}",
-        crate::kit::schema()
-    );
-    let (local, spark) = (Product::with_config(&config), Product::with_config(&config));
-    let first = Events::new(3_000).days(2).seed(11).lines();
-    let restated = Events::new(2_000).days(1).seed(12).lines();
-    for (index, lines) in [first, restated].iter().enumerate() {
-        let name = format!("batch-{index:02}.jsonl");
-        let bytes: Vec<u8> = lines
-            .iter()
-            .flat_map(|l| [l.as_slice(), b"\n"].concat())
-            .collect();
-        let on_local = local.run_json(&local.input_bytes(&name, &bytes));
-        let input = spark.input_bytes(&name, &bytes);
-        let on_spark = spark_run_json(&spark, &input);
-        assert_eq!(on_local.code, 0, "{name}: {}", on_local.stderr);
-        assert_eq!(on_spark.code, 0, "{name}: {}", on_spark.stderr);
-        assert_eq!(on_spark.json()["action"], "published", "{name}");
-        assert_eq!(
-            agreed(&on_local.json()),
-            agreed(&on_spark.json()),
-            "{name}: the plans"
-        );
-        let (a, b) = (
-            delta_rows(&local.path().join("lake/orders")),
-            delta_rows(&spark.path().join("lake/orders")),
-        );
-        assert!(!b.is_empty(), "{name}: the Spark landing published");
-        assert_eq!(a, b, "{name}: the tables' rows");
-        assert_eq!(
-            spark.checkpoint(&name).unwrap()["table_version"],
-            index as u64,
-            "{name}: one commit a landing"
-        );
-    }
 }

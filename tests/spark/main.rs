@@ -10,6 +10,7 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod delta;
 mod engines;
 mod failure;
 mod landing;

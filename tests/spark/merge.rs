@@ -12,6 +12,7 @@ use spark_connect::row::Value as SparkValue;
 use wharf::config::Config;
 use wharf::contract::{Date, FieldType, LineBytes, Outcome, Schema, Value, classify};
 use wharf::engine::spark::merge::{MergeCensus, merge_census};
+use wharf::engine::spark::published::Published;
 use wharf::plan::merge::{Merged, PublishedRows, merge};
 use wharf::plan::rank::compare;
 use wharf::plan::{Event, MergeCounts};
@@ -268,10 +269,13 @@ fn both_engines<L: AsRef<[u8]>>(product: &Product, batch: &[L]) -> Outcomes {
     let winners = winners(batch, schema);
     let local = local_outcomes(&merge(&winners, &published(&config), schema), schema);
     let spark = session();
+    let folders = wharf::store::dataset::HiveFolders(&config.publish_root);
+    let source = Published::of(&config, &folders).unwrap();
     let census = merge_census(
         &spark,
         "spark test",
         &config,
+        &source,
         &winners_frame(&spark, &winners, schema),
     )
     .unwrap();

@@ -41,7 +41,7 @@ use spark_connect::{DataFrame, SparkError, SparkSession};
 use crate::config::Config;
 use crate::contract::{Date, FieldType, Schema};
 use crate::error::{Error, Result};
-use crate::store::state;
+use super::published::Published;
 use crate::plan::{DateCensus, MergeCounts, Outcome};
 
 /// What a batch does to the published dates, decided by Spark.
@@ -66,24 +66,21 @@ pub fn merge_census(
     spark: &SparkSession,
     remote: &str,
     config: &Config,
+    source: &Published,
     winners: &DataFrame,
 ) -> Result<MergeCensus> {
     let schema = &config.schema;
     let names = Names::of(schema);
     let winners = winners.filter(expr("event_date IS NOT NULL"));
     let span = batch_span(remote, &winners, &names.key)?;
-    let on_disk: BTreeSet<Date> = state::list_partitions(&config.publish_root)?
-        .into_iter()
-        .map(|(date, _)| date)
-        .collect();
+    let on_disk = source.dates();
     let mut touched: BTreeSet<Date> = BTreeSet::new();
     if let (Some(range), false) = (&span.keys, on_disk.is_empty()) {
-        let root = root_uri(config)?;
-        touched.extend(key_dates(spark, remote, &root, schema, range, &winners)?);
+        touched.extend(key_dates(spark, remote, source, schema, range, &winners)?);
     }
     touched.extend(span.dates.iter().copied());
     touched.retain(|date| on_disk.contains(date));
-    let published = published_rows(spark, remote, config, &touched)?;
+    let published = published_rows(spark, remote, config, source, &touched)?;
 
     let copies = ranked_copies(&published, &winners, &names, schema);
     let best = copies.filter(expr("_copy_rank = 1"));
@@ -196,7 +193,7 @@ fn batch_span(remote: &str, winners: &DataFrame, key: &str) -> Result<Span> {
 fn key_dates(
     spark: &SparkSession,
     remote: &str,
-    root: &str,
+    source: &Published,
     schema: &Schema,
     (low, high): &(SparkValue, SparkValue),
     winners: &DataFrame,
@@ -214,11 +211,11 @@ fn key_dates(
             }
         },
     };
-    let ddl = format!("{key} {}, event_date DATE", sql_type(key_field.ty));
-    let rows = spark
-        .read()
-        .schema(ddl)
-        .parquet(root)
+    let ddl = format!("{key} {}", sql_type(key_field.ty));
+    let Some(keys) = source.read(spark, &ddl, None) else {
+        return Ok(BTreeSet::new());
+    };
+    let rows = keys
         .filter(col(&key).between(low, high))
         .join_using(
             &winners.select([col(&key)]),
@@ -238,6 +235,7 @@ fn published_rows(
     spark: &SparkSession,
     remote: &str,
     config: &Config,
+    source: &Published,
     dates: &BTreeSet<Date>,
 ) -> Result<DataFrame> {
     let schema = &config.schema;
@@ -249,7 +247,19 @@ fn published_rows(
         .map(|(field, published)| format!("{field} AS {published}"))
         .chain(["event_date AS _published_date".to_owned()])
         .collect();
-    let frame = if dates.is_empty() {
+    let columns: Vec<String> = schema
+        .fields
+        .iter()
+        .zip(&names.fields)
+        .map(|(field, name)| format!("{name} {}", sql_type(field.ty)))
+        .collect();
+    let read = match dates.is_empty() {
+        true => None,
+        false => source.read(spark, &columns.join(", "), Some(dates)),
+    };
+    let frame = if let Some(read) = read {
+        read
+    } else {
         let nulls: Vec<String> = schema
             .fields
             .iter()
@@ -259,18 +269,6 @@ fn published_rows(
         spark
             .sql(&format!("SELECT {} WHERE false", nulls.join(", ")))
             .map_err(failed(remote, "build an empty published frame"))?
-    } else {
-        let columns: Vec<String> = schema
-            .fields
-            .iter()
-            .zip(&names.fields)
-            .map(|(field, name)| format!("{name} {}", sql_type(field.ty)))
-            .collect();
-        spark
-            .read()
-            .schema(format!("{}, event_date DATE", columns.join(", ")))
-            .parquet(&root_uri(config)?)
-            .filter(expr(&format!("event_date IN ({})", date_list(dates))))
     };
     Ok(frame.select_expr(renamed.iter().map(String::as_str).collect()))
 }
@@ -492,7 +490,7 @@ fn rows_by_hour(
 }
 
 /// `dates` as a SQL list of date literals; `NULL` (matching nothing) when empty.
-fn date_list(dates: &BTreeSet<Date>) -> String {
+pub(super) fn date_list(dates: &BTreeSet<Date>) -> String {
     if dates.is_empty() {
         return "NULL".to_owned();
     }
@@ -506,11 +504,6 @@ fn sql_type(ty: FieldType) -> &'static str {
         FieldType::String => "STRING",
         FieldType::Timestamp => "TIMESTAMP",
     }
-}
-
-/// The publish root as Spark reads it (its files are listed, so globs are escaped).
-fn root_uri(config: &Config) -> Result<String> {
-    super::uri::read_uri(&config.publish_root, "the publish root")
 }
 
 fn min_key(a: SparkValue, b: SparkValue) -> SparkValue {

@@ -6,17 +6,20 @@
 //! - [`lines`]: Spark reads the text and numbers every line exactly.
 //! - [`events`]: parsing, exact instants and §2; [`winners`]: §3 and §4.
 //! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
-//!   files; [`write`]: the stage; [`uri`]: the explicit, glob-escaped URIs Spark is
-//!   given.
+//!   files, which [`published`] names; [`write`]: the stage; [`uri`]: the explicit,
+//!   glob-escaped URIs Spark is given.
 //!
-//! The input, the staging folder and the publish root must be on a file system the
-//! driver and the executors both see (the same paths).
+//! The input must be on a file system the driver and the executors both see (the same
+//! paths), and so must a hive publish root and its staging folder. A Delta table is
+//! written by the executors where it is (`s3a://…` on a cluster set up for S3) and only
+//! committed by the driver.
 
 pub mod census;
 pub mod driver;
 pub mod events;
 pub mod lines;
 pub mod merge;
+pub mod published;
 pub mod session;
 pub mod uri;
 pub mod winners;
@@ -28,7 +31,7 @@ use std::path::Path;
 use spark_connect::DataFrame;
 
 use crate::config::{Config, EngineConfig, WriteMode};
-use crate::engine::{Engine, Progress, Staged};
+use crate::engine::{Engine, Progress, Staged, TableFolder, WrittenFile};
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::plan::{Census, Manifest, Plan};
@@ -98,11 +101,17 @@ impl SparkEngine {
 
     /// §10 on Spark: what the batch's `winners` do to the published dates. The census's
     /// dates become the dates the merge touches, and its new rows are cached for the stage.
-    fn merge(&mut self, config: &Config, winners: &DataFrame, census: &mut Census) -> Result<()> {
+    fn merge(
+        &mut self,
+        config: &Config,
+        source: published::Published,
+        winners: &DataFrame,
+        census: &mut Census,
+    ) -> Result<()> {
         let (config, winners) = (config.clone(), winners.clone());
         let (merged, rows) = self.session.guarded("merging", move |session| {
-            let merged =
-                merge::merge_census(session.spark(), session.describe(), &config, &winners)?;
+            let (spark, remote) = (session.spark(), session.describe());
+            let merged = merge::merge_census(spark, remote, &config, &source, &winners)?;
             let rows = merged
                 .rows
                 .cache()
@@ -135,23 +144,15 @@ impl Engine for SparkEngine {
         config: &Config,
         input: &Input,
         _manifest: &Manifest,
-        // Spark reads the hive folders itself: merge on a Delta table is not its.
-        _dataset: &dyn crate::store::dataset::Dataset,
+        dataset: &dyn crate::store::dataset::Dataset,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
         refuse_unsupported(input)?;
-        // Also for a config built in code rather than loaded, which skipped this check.
-        let kind = crate::config::EngineKind::Spark;
-        crate::config::check_engine_fits(config.table_format, config.write_mode, kind).map_err(
-            |message| crate::Error::Config {
-                path: config.path.clone(),
-                message,
-            },
-        )?;
         let (mut census, winners) = census::read(&self.session, config, input, progress)?;
         if let (WriteMode::Merge, Some(winners)) = (config.write_mode, &winners) {
-            self.merge(config, winners, &mut census)?;
+            let source = published::Published::of(config, dataset)?;
+            self.merge(config, source, winners, &mut census)?;
         }
         self.winners = winners;
         Ok(census)
@@ -164,6 +165,33 @@ impl Engine for SparkEngine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged> {
+        let (source, dates) = self.to_stage(plan, progress)?;
+        let (config, staging) = (config.clone(), staging.to_owned());
+        self.session.guarded("staging", move |session| {
+            write::stage(session, &config, source, &dates, &staging)
+        })
+    }
+
+    /// The executors write into the table's storage, where they reach it (`s3a://` on a
+    /// cluster set up for S3, `file://` here); Wharf's disk never holds the rows.
+    fn stage_in_table(
+        &mut self,
+        config: &Config,
+        plan: &Plan,
+        folder: &dyn TableFolder,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Option<Result<Vec<WrittenFile>>> {
+        Some(self.write_into(config, plan, folder, progress))
+    }
+}
+
+impl SparkEngine {
+    /// The view the stage writes from, and the dates with rows (each with its count).
+    fn to_stage(
+        &self,
+        plan: &Plan,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<(&'static str, BTreeMap<crate::contract::Date, u64>)> {
         if self.winners.is_none() {
             return Err(Error::internal(
                 "the Spark engine was asked to stage before a census that reached Spark",
@@ -184,10 +212,23 @@ impl Engine for SparkEngine {
                 return Err(Error::Cancelled);
             }
         }
-        let (config, staging) = (config.clone(), staging.to_owned());
+        Ok((source, dates))
+    }
+
+    fn write_into(
+        &self,
+        config: &Config,
+        plan: &Plan,
+        folder: &dyn TableFolder,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<Vec<WrittenFile>> {
+        let (source, dates) = self.to_stage(plan, progress)?;
+        let location = uri::table_uri(config, folder.relative())?;
+        let (job_config, job_dates) = (config.clone(), dates.clone());
         self.session.guarded("staging", move |session| {
-            write::stage(session, &config, source, &dates, &staging)
-        })
+            write::stage_in_table(session, &job_config, source, &job_dates, &location)
+        })?;
+        write::written_files(&folder.list()?, config.files_per_date, &dates)
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 
 /// Characters Hadoop's glob expands (`GlobPattern`); a backslash escapes each.
@@ -26,6 +27,38 @@ pub fn file_uri(path: &Path, what: &str) -> Result<String> {
 /// escaped, so it names exactly one file or folder.
 pub fn read_uri(path: &Path, what: &str) -> Result<String> {
     Ok(escape_glob(&file_uri(path, what)?))
+}
+
+/// `relative` under the config's Delta table as the cluster's executors address it:
+/// `file:///…` for a local table; for an `s3://` one, `[engine] s3_scheme` (`s3a` by
+/// default) over the same bucket and key. Not glob-escaped: see [`table_read_uri`].
+pub fn table_uri(config: &Config, relative: &str) -> Result<String> {
+    let url = config.table_url.as_deref().unwrap_or_default();
+    let bad = |detail: String| Error::Config {
+        path: config.path.clone(),
+        message: format!("the table's URL {url:?} {detail}"),
+    };
+    let parsed = url::Url::parse(url).map_err(|e| bad(format!("is not a URL: {e}")))?;
+    if parsed.scheme() == "file" {
+        let root = parsed
+            .to_file_path()
+            .map_err(|()| bad("is not a local path".to_owned()))?;
+        return file_uri(&root.join(relative), "the table's folder");
+    }
+    let path = percent_encoding::percent_decode_str(parsed.path())
+        .decode_utf8()
+        .map_err(|e| bad(format!("has a key that is not UTF-8: {e}")))?;
+    let host = parsed.host_str().unwrap_or_default();
+    let root = path.trim_end_matches('/');
+    Ok(format!(
+        "{}://{host}{root}/{relative}",
+        config.engine.s3_scheme()
+    ))
+}
+
+/// [`table_uri`] for a read: glob characters escaped, so it names that one file.
+pub fn table_read_uri(config: &Config, relative: &str) -> Result<String> {
+    Ok(escape_glob(&table_uri(config, relative)?))
 }
 
 fn escape_glob(text: &str) -> String {

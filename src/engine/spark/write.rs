@@ -16,15 +16,14 @@ use std::path::{Path, PathBuf};
 
 use super::events::ident;
 use super::session::Session;
-
+use crate::config::Config;
+use crate::contract::Date;
+use crate::engine::{Staged, WrittenFile};
+use crate::error::{Error, Result};
+use crate::store::atomic;
 
 /// The view of a merge's whole new rows of its dates, cached for the stage.
 pub const MERGED: &str = "wharf_merged";
-use crate::config::Config;
-use crate::contract::Date;
-use crate::engine::Staged;
-use crate::error::{Error, Result};
-use crate::store::atomic;
 
 /// Where Spark writes inside the staging folder: a name hive readers ignore.
 const SPARK_OUTPUT: &str = ".wharf-spark-output";
@@ -64,13 +63,7 @@ fn write_and_place(
     }
     let location = super::uri::file_uri(output, "the staging folder")?;
     remove(output)?;
-    session
-        .frame(&query(config, source, dates), "cannot plan the write")?
-        .write()
-        .mode("errorifexists")
-        .partition_by(["event_date", "__file"])
-        .parquet(&location)
-        .map_err(|e| session.error("cannot write the staged partitions", &e))?;
+    write(session, config, source, dates, &location)?;
     let mut staged = Staged::default();
     for (date, rows) in dates {
         let files = place(
@@ -83,6 +76,96 @@ fn write_and_place(
     }
     atomic::sync_dir(staging)?;
     Ok(staged)
+}
+
+/// Spark's write of the rows of `dates` from `source` to `location`: one file per
+/// `event_date=D/__file=N/` folder.
+fn write(
+    session: &Session,
+    config: &Config,
+    source: &str,
+    dates: &BTreeMap<Date, u64>,
+    location: &str,
+) -> Result<()> {
+    session
+        .frame(&query(config, source, dates), "cannot plan the write")?
+        .write()
+        .mode("errorifexists")
+        .partition_by(["event_date", "__file"])
+        .parquet(location)
+        .map_err(|e| session.error("cannot write the staged partitions", &e))
+}
+
+/// Writes the rows of `dates` from the view `source` into the table folder at
+/// `location` (a URI the executors reach): one file per `event_date=D/__file=N/`, which
+/// [`written_files`] finds in the folder's listing.
+pub fn stage_in_table(
+    session: &Session,
+    config: &Config,
+    source: &str,
+    dates: &BTreeMap<Date, u64>,
+    location: &str,
+) -> Result<()> {
+    if dates.is_empty() {
+        return Ok(());
+    }
+    write(session, config, source, dates, location)
+}
+
+/// The data files of `listed` (a table folder's listing after [`stage_in_table`]), each
+/// the `N`th file of its date: exactly one Parquet file in every `event_date=D/__file=N/`
+/// the split of `dates` calls for, and none elsewhere. Spark's other files (`_SUCCESS`,
+/// `.crc`, a failed attempt's `_temporary/`) are not data.
+pub fn written_files(
+    listed: &[String],
+    files_per_date: usize,
+    dates: &BTreeMap<Date, u64>,
+) -> Result<Vec<WrittenFile>> {
+    let mut found: BTreeMap<(Date, u64), Vec<&str>> = BTreeMap::new();
+    for path in listed {
+        let mut segments = path.split('/');
+        let (Some(date), Some(file), Some(name), None) = (
+            segments.next(),
+            segments.next(),
+            segments.next(),
+            segments.next(),
+        ) else {
+            continue;
+        };
+        if !name.ends_with(".parquet") || name.starts_with(['.', '_']) {
+            continue;
+        }
+        let date = date.strip_prefix("event_date=").and_then(Date::parse);
+        let file = file.strip_prefix("__file=").and_then(|n| n.parse().ok());
+        let (Some(date), Some(file)) = (date, file) else {
+            continue;
+        };
+        found.entry((date, file)).or_default().push(path);
+    }
+    let mut written = Vec::new();
+    for (date, rows) in dates {
+        let (files, _) = files_of(files_per_date, *rows);
+        for n in 0..files {
+            let paths = found.remove(&(*date, n)).unwrap_or_default();
+            let [path] = paths.as_slice() else {
+                return Err(Error::internal(format!(
+                    "Spark wrote {} files for file {n} of {date}, one expected",
+                    paths.len()
+                )));
+            };
+            written.push(WrittenFile {
+                date: *date,
+                n,
+                path: (*path).to_owned(),
+            });
+        }
+    }
+    if let Some(((date, n), _)) = found.into_iter().next() {
+        return Err(Error::internal(format!(
+            "Spark wrote file {n} of {date}, which the plan does not call for"
+        )));
+    }
+    Ok(written)
 }
 
 /// The files a date of `rows` rows is written as, and the rows in each but the last
@@ -188,4 +271,56 @@ fn io(path: &Path, action: &'static str, e: std::io::Error) -> Error {
         "check that the staging folder is on a file system Wharf and the Spark executors share, and writable",
         e,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn date(text: &str) -> Date {
+        Date::parse(text).unwrap()
+    }
+
+    #[test]
+    fn the_written_files_are_one_a_split_and_spark_s_other_files_are_not_data() {
+        let dates = BTreeMap::from([(date("2024-03-01"), 5), (date("2024-03-02"), 1)]);
+        let listed: Vec<String> = [
+            "_SUCCESS",
+            "event_date=2024-03-01/__file=0/part-00000-a.c000.parquet",
+            "event_date=2024-03-01/__file=0/.part-00000-a.c000.parquet.crc",
+            "event_date=2024-03-01/__file=1/part-00001-a.c000.parquet",
+            "event_date=2024-03-02/__file=0/part-00002-a.c000.parquet",
+            "_temporary/0/_temporary/attempt_1/event_date=2024-03-02/__file=0/part-9.parquet",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let written = written_files(&listed, 2, &dates).unwrap();
+        let got: Vec<(String, u64, &str)> = written
+            .iter()
+            .map(|f| (f.date.to_string(), f.n, f.path.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("2024-03-01".into(), 0, listed[1].as_str()),
+                ("2024-03-01".into(), 1, listed[3].as_str()),
+                ("2024-03-02".into(), 0, listed[4].as_str()),
+            ]
+        );
+        // A missing split file, a second file in one, or a file the plan does not call
+        // for: the run wrote other than the plan, and nothing is committed.
+        for (drop, add) in [
+            (Some(3), None),
+            (None, Some("event_date=2024-03-02/__file=0/part-00003-b.c000.parquet")),
+            (None, Some("event_date=2024-03-03/__file=0/part-00004-b.c000.parquet")),
+        ] {
+            let mut wrong = listed.clone();
+            if let Some(index) = drop {
+                wrong.remove(index);
+            }
+            wrong.extend(add.map(str::to_owned));
+            let error = written_files(&wrong, 2, &dates).expect_err("not the plan's files");
+            assert!(error.to_string().contains("Spark wrote"), "{error}");
+        }
+    }
 }
