@@ -83,6 +83,29 @@ mod tests {
     }
 
     #[test]
+    fn a_table_is_addressed_as_the_cluster_knows_it() {
+        let mut config = crate::config::fixtures::orders();
+        config.table_url = Some("s3://b/lake/o%20x/".to_owned());
+        let file = "event_date=2024-03-01/part-g-00000.parquet";
+        assert_eq!(
+            table_uri(&config, file).unwrap(),
+            format!("s3a://b/lake/o x/{file}"),
+            "S3A by default, the key decoded as Hadoop takes it"
+        );
+        config.engine.s3_scheme = Some("s3".to_owned());
+        assert_eq!(
+            table_uri(&config, "_wharf-staging/g/").unwrap(),
+            "s3://b/lake/o x/_wharf-staging/g/"
+        );
+        config.table_url = Some("file:///lake/o%5B1%5D/".to_owned());
+        assert_eq!(
+            table_read_uri(&config, file).unwrap(),
+            format!(r"file:///lake/o\[1\]/{file}"),
+            "a local table's path, glob-escaped for a read"
+        );
+    }
+
+    #[test]
     fn a_relative_path_becomes_absolute() {
         let uri = file_uri(Path::new("lake/orders"), "the publish root").unwrap();
         let cwd = std::env::current_dir().unwrap();
