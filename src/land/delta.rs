@@ -118,7 +118,10 @@ impl Table {
                     .map_err(|e| fail(e.to_string()))?;
                 Ok(Arc::new(built))
             } else {
-                Ok(Arc::new(object_store::local::LocalFileSystem::new()))
+                // Durable before a commit names it, as the hive swap's files are: a power
+                // cut must not leave a version over files the disk never kept.
+                let local = object_store::local::LocalFileSystem::new().with_fsync(true);
+                Ok(Arc::new(local))
             }
         };
         let store = build()?;
