@@ -390,3 +390,32 @@ fn register_rejected(session: &Session, rejected: &[u64]) -> Result<()> {
     frame.create_or_replace_temp_view(REJECTED).map_err(failed)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_is_found_from_the_uri_spark_names_it_by() {
+        let names = ["/in/set/part[1].jsonl", "/in/set/a b%20+.jsonl", "/in/é.gz"];
+        let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+        let index: BTreeMap<&Path, usize> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.as_path(), i))
+            .collect();
+        // As Hadoop's Path.toUri spells them: percent-encoded, `+` left as it is.
+        let spelt = [
+            "file:/in/set/part%5B1%5D.jsonl",
+            "file:/in/set/a%20b%2520+.jsonl",
+            "file:///in/%C3%A9.gz",
+        ];
+        for (i, uri) in spelt.iter().enumerate() {
+            assert_eq!(part_of(uri, &index).unwrap(), i, "{uri}");
+        }
+        for other in ["file:/in/set/part1.jsonl", "hdfs:/in/é.gz", "not a uri"] {
+            let error = part_of(other, &index).unwrap_err();
+            assert!(matches!(error, Error::Input { .. }), "{other}: {error}");
+        }
+    }
+}
