@@ -190,6 +190,21 @@ fn each_part_keeps_its_own_bom_last_line_and_carriage_returns() {
     both_engines_agree(&product, &dir, None);
 }
 
+/// A closed set with no parts, or with only an empty part, is an empty input (§5.8) on
+/// both engines alike.
+#[test]
+fn a_set_with_no_lines_is_an_empty_input_on_both_engines() {
+    let _server = engines::server();
+    for parts in [
+        Vec::new(),
+        vec![("part-00000.jsonl".to_owned(), Vec::new())],
+    ] {
+        let product = product();
+        let dir = write_set(&product, "2024-03-01", &parts);
+        assert!(both_engines_agree(&product, &dir, None).is_empty());
+    }
+}
+
 /// A contradiction between parts is a conflict on its (part, line), as the local engine
 /// finds it; the set is refused alike. (e9 is still its key's best when contradicted, so
 /// both engines name the field: see parity's conflict across keys for when they differ.)
