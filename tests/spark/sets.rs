@@ -406,3 +406,46 @@ fn a_truncated_gz_is_an_input_error_naming_the_file() {
         assert_nothing_written(&product);
     }
 }
+
+/// Spark's view of each part (`_metadata`'s size and time, and its line count) must be the
+/// driver's: a part that differs is an input error naming that part, never lines numbered
+/// from other bytes.
+#[test]
+fn a_part_spark_sees_otherwise_than_the_driver_is_an_input_error_naming_it() {
+    let _server = engines::server();
+    let product = product();
+    let parts = split(&lines(), &[10]);
+    let dir = write_set(&product, "2024-03-01", &parts);
+    let files: Vec<lines::PartFile> = parts
+        .iter()
+        .scan(0, |before, (name, bytes)| {
+            let path = std::fs::canonicalize(dir.join(name)).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+            let part = lines::PartFile {
+                stamp: lines::FileStamp::of(&file, &path).unwrap(),
+                path,
+                lines,
+                first_line: *before,
+            };
+            *before += lines;
+            Some(part)
+        })
+        .collect();
+    let engine = SparkEngine::connect_to(&engines::remote()).unwrap();
+    let register = |parts: &[lines::PartFile]| lines::register(engine.session(), parts, &[]);
+    register(&files).expect("the driver's own parts are Spark's");
+    let mut more_lines = files.clone();
+    more_lines[1].lines += 1;
+    let mut older = files.clone();
+    older[0].stamp.mtime_ms -= 1000;
+    for (wrong, part, what) in [(more_lines, 1, "lines"), (older, 0, "modified")] {
+        let error = register(&wrong).expect_err("another part must fail");
+        let text = error.to_string();
+        assert!(matches!(error, wharf::Error::Input { .. }), "{text}");
+        assert!(
+            text.contains(&parts[part].0) && text.contains(what) && text.contains("changed"),
+            "{text}"
+        );
+    }
+}
