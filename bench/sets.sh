@@ -5,12 +5,15 @@
 # Parquet bytes.
 #
 # Usage: bench/sets.sh EVENTS.jsonl      Env: REPS=3 PARTS=8 WHARF_BIN=target/release/wharf
+#   WHARF_ARGS="--engine spark --remote sc://127.0.0.1:15002" lands on a Spark server
+#   (a binary built with --features spark) instead of the local engine.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FILE=$(realpath "${1:?usage: bench/sets.sh EVENTS.jsonl}")
 REPS=${REPS:-3}
 PARTS=${PARTS:-8}
 WHARF=${WHARF_BIN:-$ROOT/target/release/wharf}
+read -ra EXTRA <<<"${WHARF_ARGS:-}"
 OUT=${OUT:-$ROOT/bench/out/sets}
 mkdir -p "$OUT/src/set"
 # The inputs, made once.
@@ -31,7 +34,7 @@ run_one() { # $1 = way, $2 = rep
     gzip) input=$dir/inbox/events.jsonl.gz; ln "$OUT/src/events.jsonl.gz" "$input" ;;
   esac
   /usr/bin/time -f "$1 rep $2: %e s wall, %M KiB peak" \
-    "$WHARF" run "$input" --config "$dir/wharf.toml" >/dev/null
+    "$WHARF" run "$input" --config "$dir/wharf.toml" "${EXTRA[@]}" >/dev/null
 }
 for rep in $(seq "$REPS"); do
   for way in file set gzip; do run_one "$way" "$rep"; done

@@ -95,7 +95,16 @@ fn a_file_spark_sees_otherwise_than_the_driver_is_an_input_error() {
     let file = std::fs::File::open(&input).unwrap();
     let stamp = lines::FileStamp::of(&file, &input).unwrap();
     let engine = SparkEngine::connect_to(&engines::remote()).unwrap();
-    let register = |stamp| lines::register(engine.session(), &input, stamp, 1, &[]);
+    let path = std::fs::canonicalize(&input).unwrap();
+    let register = |stamp| {
+        let part = lines::PartFile {
+            path: path.clone(),
+            stamp,
+            lines: 1,
+            first_line: 0,
+        };
+        lines::register(engine.session(), &[part], &[])
+    };
     register(stamp).expect("the driver's own stamp is Spark's");
     for other in [
         lines::FileStamp {

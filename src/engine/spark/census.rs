@@ -35,32 +35,46 @@ pub fn read(
         progress(Progress::Reading { bytes, total })
     })?;
     if pass.has_breach() || pass.rejected > config.max_rejected_lines {
-        let mut census = driver_census(pass);
+        let mut census = driver_census(input, pass);
         census.unranked = true;
         return Ok((census, None));
     }
     // What Spark needs of the pass; its findings move into the census, never copied.
     let read = DriverRead {
-        stamp: pass.stamp,
-        lines: pass.lines,
+        parts: part_files(input, &pass)?,
         accepted: pass.accepted,
         rejected: pass.rejected_lines(),
     };
-    let census = driver_census(pass);
-    let path = std::fs::canonicalize(&input.path).map_err(|e| {
-        Error::io(
-            &input.path,
-            "resolve the input's path",
-            "check that the file is still in the inbox",
-            e,
-        )
-    })?;
+    let census = driver_census(input, pass);
     let config = config.clone();
     let winners = session.guarded("reading the input", move |session| {
-        ranked(session, &config, &path, &read, census)
+        ranked(session, &config, &read, census)
     })?;
     let (census, winners) = winners;
     Ok((census, Some(winners)))
+}
+
+/// Each part as Spark must read it: its resolved path, and what the driver found of it.
+fn part_files(input: &Input, pass: &DriverPass) -> Result<Vec<lines::PartFile>> {
+    let parts = input.parts.iter().zip(&pass.parts).zip(&pass.stamps);
+    parts
+        .map(|((part, digest), &stamp)| {
+            let path = std::fs::canonicalize(&part.path).map_err(|e| {
+                Error::io(
+                    &part.path,
+                    "resolve the input's path",
+                    "check that the input is still in the inbox",
+                    e,
+                )
+            })?;
+            Ok(lines::PartFile {
+                path,
+                stamp,
+                lines: digest.lines,
+                first_line: digest.first_line,
+            })
+        })
+        .collect()
 }
 
 /// Spark's part of the census: the numbered lines, §2's counts and conflicts, the cached
@@ -68,11 +82,10 @@ pub fn read(
 fn ranked(
     session: &Session,
     config: &Config,
-    path: &std::path::Path,
     pass: &DriverRead,
     mut census: Census,
 ) -> Result<(Census, DataFrame)> {
-    lines::register(session, path, pass.stamp, pass.lines, &pass.rejected)?;
+    lines::register(session, &pass.parts, &pass.rejected)?;
     let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
     let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
         let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
@@ -86,18 +99,18 @@ fn ranked(
 
 /// What Spark's part of the census checks against the driver's pass.
 struct DriverRead {
-    stamp: lines::FileStamp,
-    lines: u64,
+    parts: Vec<lines::PartFile>,
     accepted: u64,
     /// The rejected lines' numbers, ascending: the lines Spark drops.
     rejected: Vec<u64>,
 }
 
 /// What the driver pass alone tells.
-fn driver_census(pass: DriverPass) -> Census {
+fn driver_census(input: &Input, pass: DriverPass) -> Census {
     Census {
         sha256: pass.sha256,
-        parts: Vec::new(),
+        // A set's parts name its lines in reports (§11.4); a single file has none.
+        parts: if input.set { pass.parts } else { Vec::new() },
         counts: Counts {
             lines: pass.lines,
             blank: pass.blank,

@@ -1,21 +1,25 @@
-//! [`DriverPass`]: the one read of an input's bytes on the driver. It hashes the file and
-//! classifies every line with Wharf's own §1 classifier, so reason codes, fields and line
-//! numbers are exactly the local engine's; Spark later only parses lines this pass
+//! [`DriverPass`]: the one read of an input's bytes on the driver. It hashes every part
+//! (as stored) and classifies every line, decoded, with Wharf's own §1 classifier, so
+//! reason codes, fields and line numbers are exactly the local engine's: a set's lines
+//! are numbered on through its parts (§11.4). Spark later only parses lines this pass
 //! accepted.
 
 use std::collections::BTreeMap;
 
-use crate::contract::{LineBytes, LineReason, Outcome, Schema, classify};
 use super::lines::FileStamp;
+use crate::contract::{LineBytes, LineReason, Outcome, Schema, classify};
 use crate::error::{Error, Result};
-use crate::input::Input;
+use crate::input::{Input, PartDigest};
 use crate::pipeline;
 use crate::plan::LineFinding;
 
 /// What the driver learnt of an input.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DriverPass {
+    /// The input's identity: a file's SHA-256, or a set's (§11.3).
     pub sha256: String,
+    /// Every part's digest (lines, and where they sit among the input's), in part order.
+    pub parts: Vec<PartDigest>,
     pub lines: u64,
     pub blank: u64,
     /// Lines classified accepted (§2 has not run yet).
@@ -26,8 +30,8 @@ pub struct DriverPass {
     pub by_reason: BTreeMap<LineReason, u64>,
     /// Rejects and breaches, in line order.
     pub findings: Vec<LineFinding>,
-    /// The file's size and mtime, the same before and after this read.
-    pub stamp: FileStamp,
+    /// Each part's stored size and mtime, the same before and after this read.
+    pub stamps: Vec<FileStamp>,
 }
 
 impl DriverPass {
@@ -53,8 +57,8 @@ enum Seen {
     Finding(LineFinding),
 }
 
-/// Reads `input` once: SHA-256 and §1 on every line, `progress` getting the bytes read
-/// (returning `false` cancels).
+/// Reads `input` once, every part in order (decoding `.gz`): SHA-256 and §1 on every
+/// line, `progress` getting the stored bytes read (returning `false` cancels).
 pub fn read(
     input: &Input,
     schema: &Schema,
@@ -76,22 +80,10 @@ pub fn read(
             issue,
         }),
     };
-    // The engine refuses sets and compressed files before this: one plain part.
-    let [part] = input.parts.as_slice() else {
-        return Err(Error::internal("the Spark driver pass was given a set"));
-    };
-    let mut pass = DriverPass {
-        stamp: FileStamp::of(&part.file, &input.path)?,
-        ..DriverPass::default()
-    };
-    pass.sha256 = pipeline::scan(
-        &part.file,
-        &part.path,
-        max_line_bytes,
-        threads,
-        &see,
-        progress,
-        |seen| {
+    let stamps = stamps_of(input)?;
+    let mut pass = DriverPass::default();
+    let parts =
+        pipeline::scan_input_lines(input, max_line_bytes, threads, &see, progress, |seen| {
             pass.lines += 1;
             match seen {
                 Seen::Blank => pass.blank += 1,
@@ -102,15 +94,26 @@ pub fn read(
                     pass.findings.push(finding);
                 }
             }
-        },
-    )?;
-    if FileStamp::of(&part.file, &input.path)? != pass.stamp {
+        })?;
+    // Each part's reader checked its own size and time; Spark is checked against these.
+    if stamps_of(input)? != stamps {
         return Err(Error::Input {
             path: input.path.clone(),
-            message: "the file changed while it was read (its size or modification time \
-                      moved); let its producer finish, then rerun"
+            message: "the input changed while it was read (a part's size or modification \
+                      time moved); let its producer finish, then rerun"
                 .into(),
         });
     }
+    pass.sha256 = input.identity(&parts);
+    pass.parts = parts;
+    pass.stamps = stamps;
     Ok(pass)
+}
+
+fn stamps_of(input: &Input) -> Result<Vec<FileStamp>> {
+    input
+        .parts
+        .iter()
+        .map(|p| FileStamp::of(&p.file, &p.path))
+        .collect()
 }

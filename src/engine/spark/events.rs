@@ -25,7 +25,7 @@ pub fn ident(name: &str) -> String {
 }
 
 /// `text` as a Spark SQL string literal.
-fn literal(text: &str) -> String {
+pub(super) fn literal(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 

@@ -238,19 +238,36 @@ impl Drop for SparkEngine {
     }
 }
 
-/// Sets and compressed inputs (CONTRACT.md §11) are read by the local engine only: Spark
-/// reads one plain file by path, and a wrong landing is worse than none.
+/// What the Spark engine cannot read as the driver does, refused before any byte is
+/// read: `.zst` (Hadoop decodes zstd only through native libhadoop, which pip's and many
+/// clusters' Spark lack, so the job would fail after the whole driver pass), and a part
+/// whose name carries another codec's extension Hadoop picks by name (`.bz2`, …), which
+/// Spark would decode where Wharf reads the bytes as stored (§11.5). Sets and `.gz` are
+/// read (CONTRACT.md §11).
 fn refuse_unsupported(input: &Input) -> Result<()> {
-    let what = if input.set {
-        "a set of parts"
-    } else if input.compressed() {
-        "a compressed file"
-    } else {
-        return Ok(());
-    };
-    Err(Error::Usage(format!(
-        "{}: the Spark engine does not read {what} (CONTRACT.md §11); nothing was written. \
-         Land it with the local engine (`--engine local`, or `kind = \"local\"` under [engine])",
-        input.path.display()
-    )))
+    /// Hadoop's codecs by extension, besides gzip, that Wharf does not decode.
+    const HADOOP_ONLY: [&str; 4] = [".bz2", ".deflate", ".lz4", ".snappy"];
+    for part in &input.parts {
+        let message = if part.codec == crate::input::Codec::Zstd {
+            "is zstd-compressed, which Spark decodes only through native Hadoop libraries \
+             that the engine cannot count on; the Spark engine refuses it before reading and \
+             nothing was written. Land it with the local engine (`--engine local`, or \
+             `kind = \"local\"` under [engine])"
+                .to_owned()
+        } else if let Some(ext) = HADOOP_ONLY.iter().find(|e| part.name.ends_with(*e)) {
+            format!(
+                "ends in {ext}, so Spark would decode it by its name where Wharf reads the \
+                 bytes as stored (only .gz and .zst are decoded, CONTRACT.md §11.5); the Spark \
+                 engine refuses it before reading and nothing was written. Deliver it as \
+                 plain JSONL or .gz"
+            )
+        } else {
+            continue;
+        };
+        return Err(Error::Input {
+            path: part.path.clone(),
+            message,
+        });
+    }
+    Ok(())
 }
