@@ -79,11 +79,6 @@ impl Input {
             _ => set_identity(digests),
         }
     }
-
-    /// Whether any part is read through a decoder.
-    pub fn compressed(&self) -> bool {
-        self.parts.iter().any(|p| p.codec != Codec::Plain)
-    }
 }
 
 /// Each part's digest from what one read found, in part order: (SHA-256, lines).
