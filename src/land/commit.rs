@@ -142,13 +142,14 @@ fn record_pending(config: &Config, paths: &[String]) -> Result<()> {
     )
 }
 
-/// The local engine's way: the engine stages on Wharf's disk, each file is uploaded
-/// under the table's name. Returns the files to add, and merge mode's key index.
+/// The files to add, and merge mode's key index.
 type Uploaded = (
     Vec<AddFile>,
     Option<BTreeMap<crate::contract::Date, Vec<crate::contract::Value>>>,
 );
 
+/// The local engine's way: the engine stages on Wharf's disk, each file is uploaded
+/// under the table's name.
 fn upload_staged(
     config: &Config,
     engine: &mut dyn Engine,
