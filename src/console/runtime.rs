@@ -536,7 +536,6 @@ fn read_now(config: &Config, effect: Effect) -> Report {
         },
         Effect::Window { path, index, start } => {
             let result = super::raw::read_window(
-                &path,
                 &index,
                 start,
                 super::raw::WINDOW,
@@ -558,7 +557,7 @@ fn read_now(config: &Config, effect: Effect) -> Report {
         } => {
             let range = start..start + super::raw::WINDOW;
             let result = ranked
-                .read_rows(config, &path, &rows, range)
+                .read_rows(config, &rows, range)
                 .map_err(|e| e.to_string());
             Report::RankedWindow {
                 path,

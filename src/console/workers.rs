@@ -216,7 +216,7 @@ pub fn index(
         !cancel.load(Ordering::Relaxed)
     };
     if let Some(ranked) = ranked {
-        let result = LineIndex::build(path, &mut progress).map(|mut index| {
+        let result = LineIndex::build(path, &config.set_marker, &mut progress).map(|mut index| {
             index.repeats = ranked.index().repeats.clone();
             index
         });
@@ -226,14 +226,15 @@ pub fn index(
         };
     }
     // The line index is a fast pass: an eighth of the bar.
-    let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total)).and_then(
-        |mut index| {
-            index.repeats = engine::repeats(config, path, &mut |bytes, total| {
-                progress(total / 8 + bytes / 8 * 7, total)
-            })?;
-            Ok(index)
-        },
-    );
+    let result = LineIndex::build(path, &config.set_marker, &mut |bytes, total| {
+        progress(bytes / 8, total)
+    })
+    .and_then(|mut index| {
+        index.repeats = engine::repeats(config, path, &mut |bytes, total| {
+            progress(total / 8 + bytes / 8 * 7, total)
+        })?;
+        Ok(index)
+    });
     Report::Indexed {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),
