@@ -19,6 +19,7 @@ mod inbox;
 mod lists;
 mod overlays;
 mod popup;
+mod raw;
 mod products;
 mod widgets;
 
