@@ -22,6 +22,19 @@ pub const CLASSIFY_BYTES: usize = 64 * 1024;
 /// Lines read around the cursor at a time (more than any screen is tall).
 pub const WINDOW: usize = 256;
 
+/// Lines read around the cursor in a compressed input: each read decodes its part from
+/// the start, so a wider window makes them rarer (at most 8 MiB of lines cut for display).
+pub const COMPRESSED_WINDOW: usize = 2048;
+
+/// The lines a window read of `index` takes.
+pub fn window_lines(index: &LineIndex) -> usize {
+    if index.compressed() {
+        COMPRESSED_WINDOW
+    } else {
+        WINDOW
+    }
+}
+
 /// A line's outcome as the Raw tab shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LineOutcome {

@@ -538,7 +538,7 @@ fn read_now(config: &Config, effect: Effect) -> Report {
             let result = super::raw::read_window(
                 &index,
                 start,
-                super::raw::WINDOW,
+                super::raw::window_lines(&index),
                 &config.schema,
                 config.max_line_bytes,
             )

@@ -442,9 +442,9 @@ pub enum Fate {
 
 impl Note {
     /// Short words for the table; rank 1 says "published" only once the input's
-    /// checkpoint says so, and never "would publish" for an input the plan refuses. A
-    /// line a retry or conflict repeats is named by `line_ref` (`part:line` in a set).
-    pub fn describe(self, fate: Fate, line_ref: &dyn Fn(u64) -> String) -> String {
+    /// checkpoint says so, and never "would publish" for an input the plan refuses. The
+    /// line a retry or conflict repeats is named by `at` (`line 3`, or a set's `part:3`).
+    pub fn describe(self, fate: Fate, at: &dyn Fn(u64) -> String) -> String {
         match self {
             Note::Kept => match fate {
                 Fate::Published => "kept (published)".into(),
@@ -452,8 +452,8 @@ impl Note {
                 Fate::Refused => "rank 1 (refused: nothing publishes)".into(),
             },
             Note::Lost(why) => why.describe().into(),
-            Note::Retry { of } => format!("identical retry of line {}", line_ref(of)),
-            Note::Conflict { of } => format!("conflict with line {} (breach)", line_ref(of)),
+            Note::Retry { of } => format!("identical retry of {}", at(of)),
+            Note::Conflict { of } => format!("conflict with {} (breach)", at(of)),
         }
     }
 }

@@ -307,14 +307,14 @@ fn rank_one_says_what_the_input_comes_to() {
         (Fate::Published, "kept (published)"),
         (Fate::Refused, "rank 1 (refused: nothing publishes)"),
     ] {
-        assert_eq!(Note::Kept.describe(fate, &|l| l.to_string()), words);
+        assert_eq!(Note::Kept.describe(fate, &|l| format!("line {l}")), words);
     }
     assert_eq!(
-        Note::Retry { of: 3 }.describe(Fate::Refused, &|l| l.to_string()),
+        Note::Retry { of: 3 }.describe(Fate::Refused, &|l| format!("line {l}")),
         "identical retry of line 3"
     );
     assert_eq!(
         Note::Conflict { of: 3 }.describe(Fate::Refused, &|l| format!("p1.jsonl:{l}")),
-        "conflict with line p1.jsonl:3 (breach)"
+        "conflict with p1.jsonl:3 (breach)"
     );
 }

@@ -88,11 +88,16 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         widest
             .max()
             .unwrap_or(6)
-            .clamp(6, if wide { 28 } else { 14 })
+            .clamp(6, if wide { 28 } else { 18 })
     } else {
         6
     };
     let line_ref = |line: u64| clean_cut_left(&index.line_ref(line), lw);
+    // In the words of a retry or conflict: a set's line is named by its part.
+    let at = |line: u64| match index.is_set() {
+        true => clean(&index.line_ref(line)).into_owned(),
+        false => format!("line {line}"),
+    };
     let mut columns = format!(
         "{:<10} {:>4} {:<iw$} {:>6} {:>lw$}",
         "key",
@@ -191,9 +196,7 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         if wide {
             cell(&row.fields, 20, t.muted);
         }
-        let mut why = row
-            .note
-            .describe(fate, &|line| clean(&index.line_ref(line)).into_owned());
+        let mut why = row.note.describe(fate, &at);
         if r == 1 && ranked.tie(k) {
             why.push_str(" ⚖");
         }

@@ -19,8 +19,8 @@ mod inbox;
 mod lists;
 mod overlays;
 mod popup;
-mod raw;
 mod products;
+mod raw;
 mod widgets;
 
 use ratatui::Frame;

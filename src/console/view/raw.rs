@@ -217,6 +217,10 @@ fn masked_spans(t: &Theme, line: &str, width: usize) -> Vec<Span<'static>> {
 /// An outcome's label and style; the line a retry or conflict repeats as `part:line` in
 /// a set.
 fn outcome_label(t: &Theme, index: &LineIndex, outcome: &LineOutcome) -> (String, Style) {
+    let at = |line: u64| match index.is_set() {
+        true => index.line_ref(line),
+        false => format!("line {line}"),
+    };
     let with = |reason: &dyn std::fmt::Display, field: &Option<String>| match field {
         Some(field) => format!("{reason} {field}"),
         None => reason.to_string(),
@@ -229,14 +233,8 @@ fn outcome_label(t: &Theme, index: &LineIndex, outcome: &LineOutcome) -> (String
         }
         LineOutcome::Breach { reason, field } => (format!("⚠ {}", with(reason, field)), t.breach),
         LineOutcome::Unknown => ("… long line".into(), t.pending),
-        LineOutcome::Retry { of } => (
-            format!("↺ retry of line {}", index.line_ref(*of)),
-            t.accepted,
-        ),
-        LineOutcome::Conflict { of } => (
-            format!("⚠ conflict with line {}", index.line_ref(*of)),
-            t.breach,
-        ),
+        // A set's line is named by its part, which says it is a line.
+        LineOutcome::Retry { of } => (format!("↺ retry of {}", at(*of)), t.accepted),
+        LineOutcome::Conflict { of } => (format!("⚠ conflict with {}", at(*of)), t.breach),
     }
 }
-
