@@ -361,11 +361,15 @@ impl Console {
             Effect::RawLine {
                 id,
                 path,
+                file,
                 line,
                 sha256,
             } => self.spawn(
                 id,
-                move |cancel, _| workers::raw_line(&config, id, &path, line, &sha256, cancel),
+                move |cancel, _| {
+                    let at = (file.as_deref(), line);
+                    workers::raw_line(&config, id, &path, at, &sha256, cancel)
+                },
                 move |e| Report::RawLine { id, result: Err(e) },
             ),
         }

@@ -296,3 +296,53 @@ fn compressed_inputs_are_browsable() {
         "the zstd part's line, through the set"
     );
 }
+
+/// A landed set's quarantine rows carry their part: the raw line behind a reject in the
+/// second part is that part's line, read back from the inbox.
+#[test]
+fn a_sets_reject_shows_its_own_parts_line() {
+    let mut p = Product::samples();
+    let [first, second] = courier_parts();
+    write_set(
+        &p,
+        "04-courier-set",
+        &[("part-00000.jsonl", first), ("part-00001.jsonl", second)],
+    );
+    p.step_and_draw(Intent::Reload);
+    p.select("04-courier-set");
+    p.land_selected();
+    p.steps([
+        Intent::Show(wharf::console::app::View::Quarantine),
+        Intent::Open,
+    ]);
+    let rejects = p
+        .console
+        .app
+        .quarantine
+        .rejects
+        .as_ref()
+        .expect("the set's rejects");
+    let at: Vec<(Option<&str>, u64)> = rejects
+        .records
+        .iter()
+        .map(|r| (r.file.as_deref(), r.line))
+        .collect();
+    let (a, b) = (Some("part-00000.jsonl"), Some("part-00001.jsonl"));
+    assert_eq!(at, [(a, 5), (b, 5), (b, 6), (b, 8)]);
+    let screen = p.steps([Intent::Down, Intent::Open]);
+    let rejects = p
+        .console
+        .app
+        .quarantine
+        .rejects
+        .as_ref()
+        .expect("the set's rejects");
+    let Some(Loading::Ready(shown)) = &rejects.raw else {
+        panic!("no raw line: {screen}");
+    };
+    assert!(shown.contains("\"event_id\":\"b6\""), "{shown}");
+    assert!(
+        screen.contains("line part-00001.jsonl:5 of 04-courier-set"),
+        "{screen}"
+    );
+}
