@@ -1,7 +1,8 @@
 //! A set of parts and compressed inputs in the Raw and Ranked tabs (CONTRACT.md §11): the
 //! part of the line under the cursor, `n` / `N` across parts, `part:line` in the Ranked
 //! tab and in the lines retries and conflicts repeat, `Enter` from a Ranked row or a
-//! repeat to its line, and `.gz` / `.zst` inputs browsed through their decoders.
+//! repeat to its line, `.gz` / `.zst` inputs browsed through their decoders, and a
+//! landed set's reject shown from its own part.
 
 use std::io::Write;
 
