@@ -231,10 +231,8 @@ fn memory() -> String {
 
 fn ranked(dir: &Path, big: &Path) {
     let config_path = product(dir);
-    let input = dir.join("inbox/big.jsonl");
-    if std::fs::hard_link(big, &input).is_err() {
-        std::fs::copy(big, &input).expect("copy the big input");
-    }
+    // Under its own name: a `.gz` is read as one, a folder as a set.
+    raw::into_inbox(dir, big);
     let config = Config::load(&config_path).expect("config");
     let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
     console.step(Msg::Resize(160, 48));

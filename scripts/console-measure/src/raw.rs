@@ -21,7 +21,7 @@ use super::{memory, ms, product};
 
 /// The input at `from` linked (or copied) into the inbox of the product at `dir`, with
 /// its own name: a set as a folder of its parts and marker.
-fn into_inbox(dir: &Path, from: &Path) -> String {
+pub fn into_inbox(dir: &Path, from: &Path) -> String {
     let name = from
         .file_name()
         .expect("a name")
