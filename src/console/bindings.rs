@@ -212,7 +212,7 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Browsing,
                 parts: &[&[(Key::Enter, Intent::Open)]],
-                what: "plan the input (Plan, Raw, Ranked, Changes tabs)",
+                what: "plan · go to a Ranked row's or a repeat's line",
             },
             Row {
                 scope: Scope::Browsing,

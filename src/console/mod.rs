@@ -22,6 +22,7 @@ pub mod bindings;
 pub mod changes;
 pub mod keymap;
 pub mod landed;
+pub mod lines;
 pub mod load;
 pub mod mask;
 pub mod msg;

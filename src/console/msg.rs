@@ -311,10 +311,12 @@ pub enum Effect {
     Rejects {
         sha256: String,
     },
-    /// Read line `line` of `path`, only if its bytes still hash to `sha256`.
+    /// Read line `line` of `path` (of its part `file`, in a set), only if its bytes still
+    /// hash to `sha256`.
     RawLine {
         id: u64,
         path: PathBuf,
+        file: Option<String>,
         line: u64,
         sha256: String,
     },

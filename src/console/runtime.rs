@@ -361,11 +361,15 @@ impl Console {
             Effect::RawLine {
                 id,
                 path,
+                file,
                 line,
                 sha256,
             } => self.spawn(
                 id,
-                move |cancel, _| workers::raw_line(&config, id, &path, line, &sha256, cancel),
+                move |cancel, _| {
+                    let at = (file.as_deref(), line);
+                    workers::raw_line(&config, id, &path, at, &sha256, cancel)
+                },
                 move |e| Report::RawLine { id, result: Err(e) },
             ),
         }
@@ -536,10 +540,9 @@ fn read_now(config: &Config, effect: Effect) -> Report {
         },
         Effect::Window { path, index, start } => {
             let result = super::raw::read_window(
-                &path,
                 &index,
                 start,
-                super::raw::WINDOW,
+                super::raw::window_lines(&index),
                 &config.schema,
                 config.max_line_bytes,
             )
@@ -558,7 +561,7 @@ fn read_now(config: &Config, effect: Effect) -> Report {
         } => {
             let range = start..start + super::raw::WINDOW;
             let result = ranked
-                .read_rows(config, &path, &rows, range)
+                .read_rows(config, &rows, range)
                 .map_err(|e| e.to_string());
             Report::RankedWindow {
                 path,

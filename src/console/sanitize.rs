@@ -34,6 +34,20 @@ pub fn clean_cut(text: &str, max: usize) -> String {
     out
 }
 
+/// `clean`, then cut to at most `max` characters keeping the end (with `…` first when
+/// cut): a set's part names differ at the end (`part-00007.jsonl:12`).
+pub fn clean_cut_left(text: &str, max: usize) -> String {
+    let cleaned = clean(text);
+    let count = cleaned.chars().count();
+    if count <= max {
+        return cleaned.into_owned();
+    }
+    let skip = count - max.saturating_sub(1);
+    let mut out = String::from(if max > 0 { "…" } else { "" });
+    out.extend(cleaned.chars().skip(skip));
+    out
+}
+
 fn needs_replacing(c: char) -> bool {
     c.is_control() || is_bidi_control(c)
 }
@@ -75,5 +89,8 @@ mod tests {
         assert_eq!(clean_cut("abcdef", 4), "abc…");
         assert_eq!(clean_cut("ab", 4), "ab");
         assert_eq!(clean_cut("\u{1b}bcdef", 3), "␛b…");
+        assert_eq!(clean_cut_left("part-00007.jsonl:12", 10), "….jsonl:12");
+        assert_eq!(clean_cut_left("p\u{1b}:1", 10), "p␛:1");
+        assert_eq!(clean_cut_left("abc", 0), "");
     }
 }

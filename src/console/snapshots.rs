@@ -278,3 +278,56 @@ fn the_top_bar_names_the_engine_and_never_the_remotes_token() {
     assert!(top.contains("q quit"), "{top}");
     assert!(!top.contains("s3cret") && !top.contains("token"), "{top}");
 }
+
+/// A set of two parts (the courier burst split after its fourth line, a retry of its
+/// third line opening the second part) and the same burst gzipped: the Raw tab in the
+/// second part, the Ranked tab's `part:line`, and the Raw tab at the gzip file's end.
+#[test]
+fn a_set_and_a_compressed_input() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config::load(&fixture::copy_samples(dir.path())).expect("sample config");
+    let burst = std::fs::read_to_string(dir.path().join("inbox/02-courier-burst.jsonl"))
+        .expect("the burst");
+    let lines: Vec<&str> = burst.lines().collect();
+    let set = dir.path().join("inbox/04-courier-set");
+    std::fs::create_dir(&set).expect("the set");
+    let parts = [
+        lines[..4].join("\n") + "\n",
+        format!("{}\n{}\n", lines[2], lines[4..].join("\n")),
+    ];
+    for (i, part) in parts.iter().enumerate() {
+        std::fs::write(set.join(format!("part-0000{i}.jsonl")), part).expect("a part");
+    }
+    fixture::write_input(dir.path(), "04-courier-set/_SUCCESS", b"", 10);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(burst.as_bytes()).expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    fixture::write_input(dir.path(), "05-courier.jsonl.gz", &gz, 11);
+    let mut c = Console::new(config, theme::embedded("dark"), Vec::new());
+    settle(&mut c);
+    steps(
+        &mut c,
+        [Intent::Top, Intent::Down, Intent::Down, Intent::Down],
+    );
+    steps(&mut c, [Intent::NextPane, Intent::NextPane]);
+    steps(&mut c, [Intent::Down; 6]);
+    assert_eq!(c.app.raw.cursor, 7, "part-00001.jsonl's second line");
+    snap_at(&mut c, "raw_set", NEWER_SIZES);
+    steps(&mut c, [Intent::NextPane]);
+    snap_at(&mut c, "ranked_set", NEWER_SIZES);
+    while c.app.pane != super::app::Pane::List {
+        steps(&mut c, [Intent::Back]);
+    }
+    steps(
+        &mut c,
+        [
+            Intent::Down,
+            Intent::NextPane,
+            Intent::NextPane,
+            Intent::Bottom,
+        ],
+    );
+    assert_eq!(c.app.raw.cursor, 11, "the gzip file's last line");
+    snap_at(&mut c, "raw_gzip", NEWER_SIZES);
+}

@@ -216,7 +216,7 @@ pub fn index(
         !cancel.load(Ordering::Relaxed)
     };
     if let Some(ranked) = ranked {
-        let result = LineIndex::build(path, &mut progress).map(|mut index| {
+        let result = LineIndex::build(path, &config.set_marker, &mut progress).map(|mut index| {
             index.repeats = ranked.index().repeats.clone();
             index
         });
@@ -226,14 +226,15 @@ pub fn index(
         };
     }
     // The line index is a fast pass: an eighth of the bar.
-    let result = LineIndex::build(path, &mut |bytes, total| progress(bytes / 8, total)).and_then(
-        |mut index| {
-            index.repeats = engine::repeats(config, path, &mut |bytes, total| {
-                progress(total / 8 + bytes / 8 * 7, total)
-            })?;
-            Ok(index)
-        },
-    );
+    let result = LineIndex::build(path, &config.set_marker, &mut |bytes, total| {
+        progress(bytes / 8, total)
+    })
+    .and_then(|mut index| {
+        index.repeats = engine::repeats(config, path, &mut |bytes, total| {
+            progress(total / 8 + bytes / 8 * 7, total)
+        })?;
+        Ok(index)
+    });
     Report::Indexed {
         id,
         result: result.map(Arc::new).map_err(|e| e.to_string()),
@@ -321,24 +322,41 @@ pub fn history_diff(
     )
 }
 
-/// Line `line` of `path`, masked, if the file still hashes to `sha256` (the quarantined
-/// bytes); read with the core's `input::scan` so numbering matches the rejects.
+/// Line `line` of `path` (of its part `file` in a set, as quarantine rows number them,
+/// §11.4), masked, if the input still hashes to `sha256` (the quarantined bytes); read
+/// with the core's `input::scan_input` so numbering matches the rejects.
 pub fn raw_line(
     config: &Config,
     id: u64,
     path: &Path,
-    line: u64,
+    (file, line): (Option<&str>, u64),
     sha256: &str,
     cancel: &AtomicBool,
 ) -> Report {
     let result = (|| {
-        let opened = input::open(path, &config.set_marker).map_err(|e| e.to_string())?;
+        let keep_going = || !cancel.load(Ordering::Relaxed);
+        let identity = input::identity(path, &config.set_marker, &keep_going);
+        if identity.map_err(|e| e.to_string())? != sha256 {
+            return Err(format!(
+                "{} in the inbox no longer holds the quarantined bytes (its hash differs); the line is not shown",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+        let mut opened = input::open(path, &config.set_marker).map_err(|e| e.to_string())?;
+        if let Some(file) = file {
+            // Only the part holding the line, read as a file of its own: its numbers.
+            opened.parts.retain(|p| p.name == file);
+            opened.set = false;
+            if opened.parts.is_empty() {
+                return Err(format!("{} has no part {file}", opened.name));
+            }
+        }
         let mut found = None;
         let prohibited = &config.schema.prohibited;
-        let digests = input::scan_input(
+        input::scan_input(
             &opened,
             config.max_line_bytes,
-            &mut |_| !cancel.load(Ordering::Relaxed),
+            &mut |_| keep_going(),
             |number, bytes| {
                 if number == line {
                     found = Some(match bytes {
@@ -349,12 +367,6 @@ pub fn raw_line(
             },
         )
         .map_err(|e: Error| e.to_string())?;
-        if opened.identity(&digests) != sha256 {
-            return Err(format!(
-                "{} in the inbox no longer holds the quarantined bytes (its hash differs); the line is not shown",
-                opened.name
-            ));
-        }
         found.ok_or_else(|| format!("{} has no line {line}", opened.name))
     })();
     Report::RawLine { id, result }

@@ -2,7 +2,8 @@
 //! in tmux) against a copy of the samples, asserting on the files the core wrote, not only
 //! on the screen: select, plan, confirm with `y`, cancel with `n` / `Esc`, a refusal, the
 //! typed `shrink`, a restore, cancelling a plan, the Changes tab against `wharf diff`, the
-//! History diff, the Products screen, and the inbox watcher picking up a renamed file.
+//! History diff, the Products screen, a set's and a compressed input's lines by part in
+//! the Raw and Ranked tabs, and the inbox watcher picking up a renamed file.
 
 #[path = "../kit/mod.rs"]
 mod kit;
@@ -14,6 +15,7 @@ mod history;
 mod landing;
 mod products;
 mod runlog;
+mod sets;
 mod tmux;
 mod watcher;
 

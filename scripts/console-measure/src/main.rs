@@ -21,8 +21,10 @@
 //!    the plan ready (the tab opened then) to the tab's first screen, the peak RSS, and
 //!    the time each scrolling key, `f` and each key typed into `/` takes to answer.
 //!
-//! `console-measure BIG.jsonl [ranked | changes PUBLISHED.jsonl]` (generate them with
-//! `bench/gen_events.py`).
+//! 5 and 6, `raw` and `lines`: the Raw tab on a set or a compressed input (`raw.rs`).
+//!
+//! `console-measure BIG.jsonl [ranked | changes PUBLISHED.jsonl | raw | lines]` (generate
+//! them with `bench/gen_events.py`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -34,6 +36,8 @@ use ratatui::backend::TestBackend;
 use wharf::config::Config;
 use wharf::console::app::{Loading, PlanState};
 use wharf::console::{Console, Incoming, Intent, Msg, event_loop, theme};
+
+mod raw;
 
 /// The sample product's config (inbox, roots and schema as the samples have them).
 const CONFIG: &str = include_str!("../../../samples/wharf.toml");
@@ -50,6 +54,15 @@ fn main() {
         .expect("usage: console-measure BIG.jsonl");
     let root = std::env::temp_dir().join(format!("wharf-measure-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
+    let mode = std::env::args().nth(2);
+    if let Some(mode @ ("raw" | "lines")) = mode.as_deref() {
+        match mode {
+            "raw" => raw::raw(&root.join("raw"), Path::new(&big)),
+            _ => raw::lines(&root.join("lines"), Path::new(&big)),
+        }
+        let _ = std::fs::remove_dir_all(&root);
+        return;
+    }
     if std::env::args().nth(2).as_deref() == Some("ranked") {
         ranked(&root.join("ranked"), Path::new(&big));
         let _ = std::fs::remove_dir_all(&root);
@@ -218,10 +231,8 @@ fn memory() -> String {
 
 fn ranked(dir: &Path, big: &Path) {
     let config_path = product(dir);
-    let input = dir.join("inbox/big.jsonl");
-    if std::fs::hard_link(big, &input).is_err() {
-        std::fs::copy(big, &input).expect("copy the big input");
-    }
+    // Under its own name: a `.gz` is read as one, a folder as a set.
+    raw::into_inbox(dir, big);
     let config = Config::load(&config_path).expect("config");
     let mut console = Console::new(config, theme::embedded("dark"), Vec::new());
     console.step(Msg::Resize(160, 48));

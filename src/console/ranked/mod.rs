@@ -8,14 +8,14 @@
 //! there, by the plan's §3 order (`plan::rank`), as the Raw tab reads its lines. The console adds nothing to the
 //! contract here; it keeps what the plan discards.
 
-use std::fs::File;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::raw::{LineIndex, Repeat};
 use crate::config::Config;
 use crate::contract::{self, Instant, LineBytes, Outcome, Record, Value};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::plan::keyed::EventsByKey;
 use crate::plan::rank::{LostBecause, Packed, Precedence, Standing, rank_by};
 
@@ -81,7 +81,7 @@ impl Ranked {
         mut events: EventsByKey,
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<Ranked> {
-        let mut index = LineIndex::sparse(path, progress)?;
+        let mut index = LineIndex::sparse(path, &config.set_marker, progress)?;
         index.repeats = std::mem::take(&mut events.repeats);
         Ok(Self::with_index(config, events, index))
     }
@@ -182,22 +182,33 @@ impl Ranked {
         }
     }
 
-    /// Reads rows `range` of `rows` back from `path`: each key's lines on it, ranked by
-    /// §3 there, classified again.
+    /// Reads rows `range` of `rows` back from the input: each key's lines on it, in one
+    /// read (a compressed part is decoded once), ranked by §3 there, classified again.
     pub fn read_rows(
         &self,
         config: &Config,
-        path: &Path,
         rows: &Rows,
         range: std::ops::Range<usize>,
     ) -> Result<Vec<RankedRow>> {
-        let io = |e| Error::io(path, "read the input", "is it still in the inbox?", e);
-        let file = File::open(path).map_err(io)?;
+        let at: Vec<(usize, usize)> = range.filter_map(|i| rows.at(i)).collect();
+        let mut keys: Vec<usize> = at.iter().map(|&(k, _)| k).collect();
+        keys.dedup();
+        let mut numbers: Vec<u64> = keys
+            .iter()
+            .flat_map(|&k| self.entries(k).iter().map(|e| e & EventsByKey::LINE))
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let limit = config.max_line_bytes + 1; // room for a `\r`
+        let mut records = HashMap::with_capacity(numbers.len());
+        self.index.read(&numbers, limit, &mut |line| {
+            records.insert(line.number, accepted(config, &line.bytes));
+        })?;
         let mut key: Option<(usize, KeyRows)> = None;
-        let mut read = Vec::with_capacity(range.len());
-        for (k, r) in range.filter_map(|i| rows.at(i)) {
+        let mut read = Vec::with_capacity(at.len());
+        for (k, r) in at {
             if key.as_ref().is_none_or(|(at, _)| *at != k) {
-                key = Some((k, self.rank_key(config, &file, k).map_err(io)?));
+                key = Some((k, self.rank_key(config, &mut records, k)));
             }
             if let Some((entry, record)) = key.as_ref().and_then(|(_, rows)| rows.get(r)) {
                 read.push(row(config, *entry, record.as_ref()));
@@ -206,16 +217,19 @@ impl Ranked {
         Ok(read)
     }
 
-    /// Key `k`'s events read back from `file` in the tab's order: ranked by §3 (the
-    /// plan's `rank_by`), then its retries and conflicts by line.
-    fn rank_key(&self, config: &Config, file: &File, k: usize) -> std::io::Result<KeyRows> {
-        let limit = config.max_line_bytes + 4; // room for a BOM and a `\r`
+    /// Key `k`'s events, their records taken from `records`, in the tab's order: ranked
+    /// by §3 (the plan's `rank_by`), then its retries and conflicts by line.
+    fn rank_key(
+        &self,
+        config: &Config,
+        records: &mut HashMap<u64, Option<Record>>,
+        k: usize,
+    ) -> KeyRows {
         let mut ranked = Vec::new();
         let mut repeats = Vec::new();
         for &e in self.entries(k) {
             let line = e & EventsByKey::LINE;
-            let bytes = self.index.read_line(file, line, limit)?;
-            let record = accepted(config, line, &bytes);
+            let record = records.remove(&line).flatten();
             if e & EventsByKey::REPEAT != 0 {
                 let note = match self.index.repeat(line) {
                     Some(Repeat::Conflict { of }) => Note::Conflict { of },
@@ -248,14 +262,15 @@ impl Ranked {
             rows.push((entry, record));
         }
         rows.extend(repeats);
-        Ok(rows)
+        rows
     }
 }
 
-/// Line `line`'s record, its bytes classified again; `None` when it no longer reads as
-/// an accepted event (the file changed after it was ranked).
-fn accepted(config: &Config, line: u64, bytes: &[u8]) -> Option<Record> {
-    match contract::classify(LineBytes::Kept(trimmed(line, bytes)), &config.schema) {
+/// A line's record, its bytes (a part's BOM already left out) classified again; `None`
+/// when it no longer reads as an accepted event (the file changed after it was ranked).
+fn accepted(config: &Config, bytes: &[u8]) -> Option<Record> {
+    let text = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    match contract::classify(LineBytes::Kept(text), &config.schema) {
         Outcome::Accepted(record) => Some(record),
         _ => None,
     }
@@ -268,15 +283,6 @@ fn standing(config: &Config, line: u64, record: Option<&Record>) -> Standing {
         Packed::from(Precedence::of(record, &config.schema))
     });
     Standing { precedence, line }
-}
-
-/// A line's bytes as classified: without the file's BOM (line 1) and a trailing `\r`.
-fn trimmed(line: u64, bytes: &[u8]) -> &[u8] {
-    let mut text = bytes;
-    if line == 1 {
-        text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-    }
-    text.strip_suffix(b"\r").unwrap_or(text)
 }
 
 /// The rows a filter lets through: keys in order, with the rows up to each.
@@ -436,8 +442,9 @@ pub enum Fate {
 
 impl Note {
     /// Short words for the table; rank 1 says "published" only once the input's
-    /// checkpoint says so, and never "would publish" for an input the plan refuses.
-    pub fn describe(self, fate: Fate) -> String {
+    /// checkpoint says so, and never "would publish" for an input the plan refuses. The
+    /// line a retry or conflict repeats is named by `at` (`line 3`, or a set's `part:3`).
+    pub fn describe(self, fate: Fate, at: &dyn Fn(u64) -> String) -> String {
         match self {
             Note::Kept => match fate {
                 Fate::Published => "kept (published)".into(),
@@ -445,8 +452,8 @@ impl Note {
                 Fate::Refused => "rank 1 (refused: nothing publishes)".into(),
             },
             Note::Lost(why) => why.describe().into(),
-            Note::Retry { of } => format!("identical retry of line {of}"),
-            Note::Conflict { of } => format!("conflict with line {of} (breach)"),
+            Note::Retry { of } => format!("identical retry of {}", at(of)),
+            Note::Conflict { of } => format!("conflict with {} (breach)", at(of)),
         }
     }
 }

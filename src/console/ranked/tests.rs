@@ -29,11 +29,9 @@ fn from_plan(config: &Config, path: &Path) -> (Plan, Option<Ranked>) {
 }
 
 /// Every row of the tab, read back as the screen reads them.
-fn all_rows(ranked: &Ranked, config: &Config, path: &Path) -> Vec<RankedRow> {
+fn all_rows(ranked: &Ranked, config: &Config) -> Vec<RankedRow> {
     let rows = ranked.filter("");
-    ranked
-        .read_rows(config, path, &rows, 0..rows.len())
-        .unwrap()
+    ranked.read_rows(config, &rows, 0..rows.len()).unwrap()
 }
 
 #[test]
@@ -51,7 +49,7 @@ fn the_courier_burst_ranks_with_reasons() {
     let keys: Vec<&str> = (0..ranked.keys()).map(|k| ranked.key(k)).collect();
     assert_eq!(keys, ["201", "202", "205"]);
     assert_eq!(ranked.winner(0), Some(2));
-    let all = all_rows(&ranked, &config, &path);
+    let all = all_rows(&ranked, &config);
     let notes: Vec<(Option<u32>, u64, Note)> =
         all.iter().map(|e| (e.rank, e.line, e.note)).collect();
     assert_eq!(
@@ -85,7 +83,7 @@ fn the_courier_burst_ranks_with_reasons() {
     );
     assert_eq!(rows.next_key(i - 1, false, |k| k == 0), Some(0));
     assert!(Ranked::default().filter("").is_empty() && Rows::default().is_empty());
-    let read = ranked.read_rows(&config, &path, &rows, 0..2).unwrap();
+    let read = ranked.read_rows(&config, &rows, 0..2).unwrap();
     assert_eq!(read[0].instant, "2024-03-02T08:15:00Z");
     assert!(
         read[0].fields.contains("status=DELIVERED"),
@@ -230,7 +228,7 @@ proptest::proptest! {
             }
         }
         // Rank 1 as the screen ranks it, from the lines read back.
-        let all = all_rows(&ranked, &config, &path);
+        let all = all_rows(&ranked, &config);
         let mut at = 0;
         let mut rank_one = Vec::new();
         for k in 0..ranked.keys() {
@@ -309,10 +307,14 @@ fn rank_one_says_what_the_input_comes_to() {
         (Fate::Published, "kept (published)"),
         (Fate::Refused, "rank 1 (refused: nothing publishes)"),
     ] {
-        assert_eq!(Note::Kept.describe(fate), words);
+        assert_eq!(Note::Kept.describe(fate, &|l| format!("line {l}")), words);
     }
     assert_eq!(
-        Note::Retry { of: 3 }.describe(Fate::Refused),
+        Note::Retry { of: 3 }.describe(Fate::Refused, &|l| format!("line {l}")),
         "identical retry of line 3"
+    );
+    assert_eq!(
+        Note::Conflict { of: 3 }.describe(Fate::Refused, &|l| format!("p1.jsonl:{l}")),
+        "conflict with p1.jsonl:3 (breach)"
     );
 }

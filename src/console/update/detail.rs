@@ -4,7 +4,7 @@
 
 use crate::console::app::{App, Loading, Pane, RankedState, RawState};
 use crate::console::msg::Effect;
-use crate::console::raw::WINDOW;
+use crate::console::raw::{Repeat, WINDOW, window_lines};
 
 /// Starts the Raw or Ranked work the visible tab needs, if not already there.
 pub fn ensure_detail(app: &mut App) -> Vec<Effect> {
@@ -83,10 +83,11 @@ pub fn window(app: &App) -> Option<Effect> {
     );
     // Lines are 1-based: the file's run from 1 to `index.lines()`.
     let leaves = near_edge(cursor, start, len, 1, index.lines() + 1);
+    let half = window_lines(index) as u64 / 2;
     (len == 0 || leaves).then(|| Effect::Window {
         path: path.clone(),
         index: index.clone(),
-        start: cursor.saturating_sub(WINDOW as u64 / 2).max(1),
+        start: cursor.saturating_sub(half).max(1),
     })
 }
 
@@ -175,6 +176,37 @@ pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
         _ => app.info("n / N jump between rejects (Raw), ties (Ranked) and dates (Changes)"),
     }
     Vec::new()
+}
+
+/// `Enter` on a Ranked row: the Raw tab on its line (its part's, in a set); on a Raw line
+/// that repeats an earlier event: that event's line. `None`: nothing to go to.
+pub fn go_to_line(app: &mut App) -> Option<Vec<Effect>> {
+    match app.pane {
+        Pane::Ranked => {
+            let row = app
+                .ranked
+                .cursor
+                .checked_sub(app.ranked.window_start)
+                .and_then(|i| app.ranked.window.get(i))?;
+            let line = row.line;
+            app.pane = Pane::Raw;
+            app.detail = Pane::Raw;
+            let mut effects = ensure_detail(app);
+            // Kept while the lines are indexed: the window read once they are follows it.
+            app.raw.cursor = line;
+            effects.extend(window(app));
+            Some(effects)
+        }
+        Pane::Raw => {
+            let Loading::Ready(index) = &app.raw.index else {
+                return None;
+            };
+            let (Repeat::Retry { of } | Repeat::Conflict { of }) = index.repeat(app.raw.cursor)?;
+            app.raw.cursor = of;
+            Some(window(app).into_iter().collect())
+        }
+        _ => None,
+    }
 }
 
 /// `f`: the Changes tab lists the next kind of change.

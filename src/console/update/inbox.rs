@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::cursor::move_cursor;
-use super::detail::{ensure_detail, mark, next_shown, window};
+use super::detail::{ensure_detail, go_to_line, mark, next_shown, window};
 use crate::console::app::{
     App, Badge, Dialog, Loading, Pane, PlanState, RankedState, RawState, Stamp, Task,
 };
@@ -85,7 +85,10 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
                 return effects;
             }
             Pane::Plan => return replan(app),
-            Pane::Raw | Pane::Ranked => return show_pane(app, app.pane),
+            Pane::Raw | Pane::Ranked => match go_to_line(app) {
+                Some(effects) => return effects,
+                None => return show_pane(app, app.pane),
+            },
             // The published partitions may have changed since (another process landed).
             Pane::Changes => return rediff(app),
         },

@@ -68,8 +68,9 @@ fn raw_line(app: &mut App) -> Vec<Effect> {
         app.warn(text);
         return Vec::new();
     };
-    let (path, line, sha256) = (
+    let (path, file, line, sha256) = (
         row.entry.path.clone(),
+        record.file.clone(),
         record.line,
         rejects.summary.input_sha256.clone(),
     );
@@ -84,6 +85,7 @@ fn raw_line(app: &mut App) -> Vec<Effect> {
     vec![Effect::RawLine {
         id,
         path,
+        file,
         line,
         sha256,
     }]

@@ -1,17 +1,15 @@
-//! The Raw and Ranked tabs of the Inbox view. Both draw only the rows on screen.
+//! The Ranked tab of the Inbox view, drawing only the rows on screen, and how a tab's
+//! data still loading is drawn.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::widgets::{bar, cut, mark, scroll, size, spinner, text};
 use crate::console::app::{App, Badge, Loading};
 use crate::console::ranked::{Fate, Note};
-use crate::console::raw::{LineIndex, LineOutcome, RawLine, Repeat};
-use crate::console::sanitize::clean_cut;
-use crate::console::theme::Theme;
+use crate::console::sanitize::{clean, clean_cut, clean_cut_left};
 
 /// A tab's data still loading or failed, drawn; `true` when it was.
 pub(super) fn loading<T>(
@@ -55,155 +53,6 @@ pub(super) fn loading_in<T>(
     true
 }
 
-/// The Raw tab: line numbers, outcomes and the (masked) text of the lines on screen.
-pub fn raw(app: &App, frame: &mut Frame, area: Rect) {
-    let t = &app.theme;
-    if loading(app, frame, area, &app.raw.index, "indexing lines") {
-        return;
-    }
-    let Loading::Ready(index) = &app.raw.index else {
-        return;
-    };
-    let total = index.lines() as usize;
-    let detail_height = if area.height >= 14 { 5 } else { 0 };
-    let [head, body, detail] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Fill(1),
-        Constraint::Length(detail_height),
-    ])
-    .areas(area);
-    let height = usize::from(body.height);
-    let cursor = app.raw.cursor.saturating_sub(1) as usize;
-    let top = scroll(cursor, total, height);
-    let shown_to = (top + height).min(total);
-    frame.render_widget(
-        Paragraph::new(Line::styled(
-            format!(
-                "lines {}-{} of {total} · values of prohibited fields are hidden",
-                top + 1,
-                shown_to
-            ),
-            t.muted,
-        )),
-        head,
-    );
-    let digits = total.max(1).to_string().len();
-    let outcome_width = (usize::from(body.width) / 3).clamp(10, 30);
-    let text_width = usize::from(body.width).saturating_sub(digits + outcome_width + 4);
-    let plan = app.plan().filter(|_| app.raw.path == app.inbox.selected);
-    let judged = |line: &RawLine| outcome(plan, index, line);
-    let mut lines = Vec::with_capacity(height);
-    for number in top + 1..=shown_to {
-        let line = (number as u64)
-            .checked_sub(app.raw.window_start)
-            .and_then(|i| app.raw.window.get(i as usize));
-        let Some(line) = line else {
-            lines.push(Line::styled(format!("{number:>digits$} │ …"), t.muted));
-            continue;
-        };
-        let (label, style) = outcome_label(t, &judged(line));
-        let label = cut(&label, outcome_width, style);
-        let pad = outcome_width.saturating_sub(label.content.chars().count());
-        let mut spans = vec![
-            Span::styled(format!("{number:>digits$} │ "), t.muted),
-            label,
-            Span::raw(" ".repeat(pad)),
-            Span::styled(" │ ", t.muted),
-        ];
-        spans.extend(masked_spans(t, &line.text, text_width));
-        lines.push(mark(Line::from(spans), number - 1 == cursor, t.selected));
-    }
-    frame.render_widget(Paragraph::new(lines), body);
-    let current = (cursor as u64 + 1)
-        .checked_sub(app.raw.window_start)
-        .and_then(|i| app.raw.window.get(i as usize));
-    if let (Some(line), true) = (current, detail_height > 0) {
-        let (label, style) = outcome_label(t, &judged(line));
-        let title = Line::from(vec![
-            Span::styled(
-                format!(" line {} · {} bytes · ", line.number, line.bytes),
-                t.muted,
-            ),
-            cut(&label, 60, style),
-            Span::raw(" "),
-        ]);
-        let block = Block::new()
-            .borders(Borders::TOP)
-            .border_style(t.border)
-            .title(title);
-        let width = usize::from(detail.width) * usize::from(detail_height.saturating_sub(1));
-        let text = Line::from(masked_spans(t, &line.text, width));
-        frame.render_widget(
-            Paragraph::new(text).wrap(Wrap { trim: false }).block(block),
-            detail,
-        );
-    }
-}
-
-/// A line's outcome: the line it repeats where §2 found it a retry or a conflict, else
-/// the plan's finding where there is one, else what classifying the line said.
-fn outcome(
-    plan: Option<&std::sync::Arc<crate::plan::Plan>>,
-    index: &LineIndex,
-    line: &RawLine,
-) -> LineOutcome {
-    match index.repeat(line.number) {
-        Some(Repeat::Retry { of }) => return LineOutcome::Retry { of },
-        Some(Repeat::Conflict { of }) => return LineOutcome::Conflict { of },
-        None => {}
-    }
-    let finding = plan.and_then(|p| {
-        let i = p
-            .findings
-            .binary_search_by_key(&line.number, |f| f.line)
-            .ok()?;
-        Some(&p.findings[i])
-    });
-    match finding {
-        Some(f) if f.breach => LineOutcome::Breach {
-            reason: f.issue.reason,
-            field: f.issue.field.clone(),
-        },
-        Some(f) => LineOutcome::Rejected {
-            reason: f.issue.reason,
-            field: f.issue.field.clone(),
-        },
-        None => line.outcome.clone(),
-    }
-}
-
-/// The line's text with the `‹hidden›` marks styled apart.
-fn masked_spans(t: &Theme, line: &str, width: usize) -> Vec<Span<'static>> {
-    let shown = crate::console::sanitize::clean_cut(line, width);
-    let mut spans = Vec::new();
-    for (i, piece) in shown.split(crate::console::mask::HIDDEN).enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(crate::console::mask::HIDDEN, t.masked));
-        }
-        spans.push(Span::styled(piece.to_owned(), t.text));
-    }
-    spans
-}
-
-/// An outcome's label and style.
-fn outcome_label(t: &Theme, outcome: &LineOutcome) -> (String, Style) {
-    let with = |reason: &dyn std::fmt::Display, field: &Option<String>| match field {
-        Some(field) => format!("{reason} {field}"),
-        None => reason.to_string(),
-    };
-    match outcome {
-        LineOutcome::Accepted => ("✓ accepted".into(), t.accepted),
-        LineOutcome::Blank => ("· blank".into(), t.blank),
-        LineOutcome::Rejected { reason, field } => {
-            (format!("✗ {}", with(reason, field)), t.rejected)
-        }
-        LineOutcome::Breach { reason, field } => (format!("⚠ {}", with(reason, field)), t.breach),
-        LineOutcome::Unknown => ("… long line".into(), t.pending),
-        LineOutcome::Retry { of } => (format!("↺ retry of line {of}"), t.accepted),
-        LineOutcome::Conflict { of } => (format!("⚠ conflict with line {of}"), t.breach),
-    }
-}
-
 /// The Ranked tab: each key's events, rank 1 kept, the others with why they lost. Only
 /// the rows on screen are drawn, from the window read back around the cursor.
 pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
@@ -229,8 +78,28 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
     let widest = area.width >= 125;
     let iw = if wide { 24 } else { 20 };
     let tiebreak = ranked.tiebreak.as_deref().unwrap_or("tiebreak");
+    // A set's lines as `part:line` (§11.4), each as wide as the widest up to a cap.
+    let index = ranked.index();
+    let lw = if index.is_set() {
+        let widest = index
+            .parts()
+            .iter()
+            .map(|p| clean(&p.name).chars().count() + 1 + p.lines.max(1).to_string().len());
+        widest
+            .max()
+            .unwrap_or(6)
+            .clamp(6, if wide { 28 } else { 18 })
+    } else {
+        6
+    };
+    let line_ref = |line: u64| clean_cut_left(&index.line_ref(line), lw);
+    // In the words of a retry or conflict: a set's line is named by its part.
+    let at = |line: u64| match index.is_set() {
+        true => clean(&index.line_ref(line)).into_owned(),
+        false => format!("line {line}"),
+    };
     let mut columns = format!(
-        "{:<10} {:>4} {:<iw$} {:>6} {:>6}",
+        "{:<10} {:>4} {:<iw$} {:>6} {:>lw$}",
         "key",
         "rank",
         clean_cut(&ranked.order_by, iw),
@@ -269,7 +138,6 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .find(|r| app.ranked.path.as_ref() == Some(&r.entry.path))
         .map(|r| r.badge);
-    // A set's lines as (part, line) (§11.4), from the plan of the same input.
     let plan = app.plan().filter(|_| app.ranked.path == app.inbox.selected);
     let fate = if plan.is_some_and(|p| p.refusal.is_some()) || badge == Some(Badge::Refused) {
         Fate::Refused
@@ -278,7 +146,6 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         Fate::WouldPublish
     };
-    let line_ref = |line: u64| plan.map_or(line.to_string(), |p| p.line_ref(line));
     let height = usize::from(body.height);
     let top = scroll(app.ranked.cursor, rows.len(), height);
     let mut lines = Vec::with_capacity(height);
@@ -311,7 +178,7 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
             Span::styled(format!("{key:<10} "), t.title),
             Span::styled(
                 format!(
-                    "{rank:>4} {:<iw$} {seq:>6} {:>6}",
+                    "{rank:>4} {:<iw$} {seq:>6} {:>lw$}",
                     clean_cut(&row.instant, iw),
                     line_ref(row.line)
                 ),
@@ -329,7 +196,7 @@ pub fn ranked(app: &App, frame: &mut Frame, area: Rect) {
         if wide {
             cell(&row.fields, 20, t.muted);
         }
-        let mut why = row.note.describe(fate);
+        let mut why = row.note.describe(fate, &at);
         if r == 1 && ranked.tie(k) {
             why.push_str(" ⚖");
         }

@@ -37,7 +37,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let inner = outer.inner(detail);
     frame.render_widget(outer, detail);
     match tab {
-        Pane::Raw => super::detail::raw(app, frame, inner),
+        Pane::Raw => super::raw::raw(app, frame, inner),
         Pane::Ranked => super::detail::ranked(app, frame, inner),
         Pane::Changes => super::changes::draw(app, frame, inner),
         _ => frame.render_widget(

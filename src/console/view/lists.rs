@@ -48,7 +48,7 @@ pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
                     .file
                     .as_ref()
                     .map_or(r.line.to_string(), |f| format!("{f}:{}", r.line));
-                let mut spans = vec![Span::styled(format!("{at:>8}  "), t.text)];
+                let mut spans = vec![text(&format!("{at:>8}  "), t.text)];
                 spans.extend(cell(&r.reason, 26, style));
                 spans.extend(cell(r.field.as_deref().unwrap_or("–"), 18, t.text));
                 spans.push(text(r.event_id.as_deref().unwrap_or("–"), t.muted));

@@ -20,6 +20,7 @@ mod lists;
 mod overlays;
 mod popup;
 mod products;
+mod raw;
 mod widgets;
 
 use ratatui::Frame;

@@ -79,7 +79,14 @@ fn raw_line(
     (rejects, raw): (&Rejects, &Loading<String>),
 ) {
     let t = &app.theme;
-    let line = rejects.records.get(rejects.cursor).map_or(0, |r| r.line);
+    // A set's reject names its part (§11.4).
+    let line = rejects
+        .records
+        .get(rejects.cursor)
+        .map_or("0".into(), |r| match &r.file {
+            Some(file) => format!("{file}:{}", r.line),
+            None => r.line.to_string(),
+        });
     let body = match raw {
         Loading::Ready(shown) => Line::from(text(shown, t.text)),
         Loading::Failed(error) => Line::from(text(error, t.error)),
@@ -101,7 +108,7 @@ fn raw_line(
         ]),
     ];
     let title = Line::from(vec![
-        Span::styled(format!(" line {line} of "), t.title),
+        text(&format!(" line {line} of "), t.title),
         text(&rejects.summary.input_name, t.title),
         Span::raw(" "),
     ]);
