@@ -15,39 +15,9 @@ const MERGE: &str = "write_mode = \"merge\"\nmax_dates = 3";
 
 const PII: &str = r#"{"event_id":"x1","order_id":9,"status":"PAID","updated_at":"2024-03-01T12:00:00Z","email":"a@example.com"}"#;
 
-/// The batches, in landing order, each as (name, lines).
+/// The batches, in landing order: the kit's merge batches.
 fn batches() -> Vec<(&'static str, Vec<String>)> {
-    let e = kit::event;
-    vec![
-        (
-            "b1.jsonl",
-            vec![
-                e("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
-                e("e2", 2, "PENDING", "2024-03-01T10:01:00Z"),
-                e("e3", 3, "PENDING", "2024-03-01T10:02:00Z"),
-                e("e4", 4, "PENDING", "2024-03-02T09:00:00Z"),
-            ],
-        ),
-        (
-            // 2 updated in place, 3 moves to the next day, 5 is new, 1's event is late.
-            "b2.jsonl",
-            vec![
-                e("e5", 2, "PAID", "2024-03-01T11:00:00Z"),
-                e("e6", 3, "PAID", "2024-03-02T08:00:00Z"),
-                e("e7", 5, "PENDING", "2024-03-02T10:00:00Z"),
-                e("e8", 1, "PAID", "2024-03-01T09:00:00Z"),
-            ],
-        ),
-        (
-            // 1 and 2 leave the first day, which empties and leaves the table.
-            "b3.jsonl",
-            vec![
-                e("e9", 1, "SHIPPED", "2024-03-03T07:00:00Z"),
-                e("e10", 2, "SHIPPED", "2024-03-03T07:30:00Z"),
-                e("e11", 4, "PAID", "2024-03-02T12:00:00Z"),
-            ],
-        ),
-    ]
+    kit::merge_batches()
 }
 
 fn merge_hive() -> Product {

@@ -369,3 +369,38 @@ fn reject(n: usize, order_id: i64) -> Vec<u8> {
     };
     line.into_bytes()
 }
+
+/// Merge mode's micro-batches (CONTRACT.md §10), in landing order, each as (name,
+/// lines): then 2 is updated in place, 3 moves to the next day, 5 is new and 1's event
+/// is late; then 1 and 2 leave the first day, which empties.
+pub fn merge_batches() -> Vec<(&'static str, Vec<String>)> {
+    let e = event;
+    vec![
+        (
+            "b1.jsonl",
+            vec![
+                e("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
+                e("e2", 2, "PENDING", "2024-03-01T10:01:00Z"),
+                e("e3", 3, "PENDING", "2024-03-01T10:02:00Z"),
+                e("e4", 4, "PENDING", "2024-03-02T09:00:00Z"),
+            ],
+        ),
+        (
+            "b2.jsonl",
+            vec![
+                e("e5", 2, "PAID", "2024-03-01T11:00:00Z"),
+                e("e6", 3, "PAID", "2024-03-02T08:00:00Z"),
+                e("e7", 5, "PENDING", "2024-03-02T10:00:00Z"),
+                e("e8", 1, "PAID", "2024-03-01T09:00:00Z"),
+            ],
+        ),
+        (
+            "b3.jsonl",
+            vec![
+                e("e9", 1, "SHIPPED", "2024-03-03T07:00:00Z"),
+                e("e10", 2, "SHIPPED", "2024-03-03T07:30:00Z"),
+                e("e11", 4, "PAID", "2024-03-02T12:00:00Z"),
+            ],
+        ),
+    ]
+}

@@ -230,43 +230,13 @@ fn a_crash_before_the_commit_leaves_only_files_the_next_spark_landing_deletes() 
     );
 }
 
-/// The batches of `tests/delta/merge.rs`: 2 updated in place, 3 moves a day, then the
-/// first day loses every key and leaves the table; the fourth changes nothing.
+/// The kit's merge batches (those of `tests/delta/merge.rs`), then a fourth whose every
+/// row is published already, so no data file changes.
 fn merge_batches() -> Vec<(&'static str, Vec<String>)> {
-    let e = event;
-    vec![
-        (
-            "b1.jsonl",
-            vec![
-                e("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
-                e("e2", 2, "PENDING", "2024-03-01T10:01:00Z"),
-                e("e3", 3, "PENDING", "2024-03-01T10:02:00Z"),
-                e("e4", 4, "PENDING", "2024-03-02T09:00:00Z"),
-            ],
-        ),
-        (
-            "b2.jsonl",
-            vec![
-                e("e5", 2, "PAID", "2024-03-01T11:00:00Z"),
-                e("e6", 3, "PAID", "2024-03-02T08:00:00Z"),
-                e("e7", 5, "PENDING", "2024-03-02T10:00:00Z"),
-                e("e8", 1, "PAID", "2024-03-01T09:00:00Z"),
-            ],
-        ),
-        (
-            "b3.jsonl",
-            vec![
-                e("e9", 1, "SHIPPED", "2024-03-03T07:00:00Z"),
-                e("e10", 2, "SHIPPED", "2024-03-03T07:30:00Z"),
-                e("e11", 4, "PAID", "2024-03-02T12:00:00Z"),
-            ],
-        ),
-        (
-            // Every row as published already: no data file changes.
-            "b4.jsonl",
-            vec![e("e11", 4, "PAID", "2024-03-02T12:00:00Z")],
-        ),
-    ]
+    let mut batches = crate::kit::merge_batches();
+    let unchanged = event("e11", 4, "PAID", "2024-03-02T12:00:00Z");
+    batches.push(("b4.jsonl", vec![unchanged]));
+    batches
 }
 
 #[test]

@@ -100,18 +100,7 @@ fn raw_lines(session: &Session, parts: &[PartFile]) -> Result<DataFrame> {
             ]);
         reads.push(read);
     }
-    while reads.len() > 1 {
-        let mut paired = Vec::with_capacity(reads.len().div_ceil(2));
-        let mut it = reads.into_iter();
-        while let Some(left) = it.next() {
-            paired.push(match it.next() {
-                Some(right) => left.union_all(&right),
-                None => left,
-            });
-        }
-        reads = paired;
-    }
-    match reads.pop() {
+    match super::union::union_all(reads) {
         Some(raw) => Ok(raw),
         // A closed set with no parts: no line to read.
         None => session.frame(

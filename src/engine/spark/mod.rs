@@ -7,7 +7,7 @@
 //! - [`events`]: parsing, exact instants and §2; [`winners`]: §3 and §4.
 //! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
 //!   files, which [`published`] names; [`write`]: the stage; [`uri`]: the explicit,
-//!   glob-escaped URIs Spark is given.
+//!   glob-escaped URIs Spark is given; [`union`]: many reads as one frame.
 //!
 //! The input must be on a file system the driver and the executors both see (the same
 //! paths), and so must a hive publish root and its staging folder. A Delta table is
@@ -21,6 +21,7 @@ pub mod lines;
 pub mod merge;
 pub mod published;
 pub mod session;
+pub mod union;
 pub mod uri;
 pub mod winners;
 pub mod write;
