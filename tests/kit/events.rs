@@ -404,3 +404,23 @@ pub fn merge_batches() -> Vec<(&'static str, Vec<String>)> {
         ),
     ]
 }
+
+/// Lines with retries, ties on instant (arrival decides), a tiebreak, a reject and a
+/// blank, across two dates: a set cut from them anywhere must land as the whole does.
+pub fn tricky_lines() -> Vec<String> {
+    vec![
+        event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
+        event("e2", 2, "PAID", "2024-03-01T10:05:00Z"),
+        event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
+        event("e3", 1, "PAID", "2024-03-01T10:15:00Z"),
+        event("e4", 3, "TIE_A", "2024-03-01T10:20:00Z"),
+        "not json".to_owned(),
+        event("e5", 3, "TIE_B", "2024-03-01T10:20:00Z"),
+        event("e3", 1, "PAID", "2024-03-01T10:15:00Z"),
+        event_seq("e6", 2, "SHIPPED", "2024-03-01T11:00:00Z", 2),
+        event_seq("e7", 2, "SHIPPED_TOO", "2024-03-01T11:00:00Z", 1),
+        "   ".to_owned(),
+        event("e8", 4, "NEW", "2024-03-02T00:00:00Z"),
+        event("e9", 4, "TIE_B", "2024-03-02T00:00:00Z"),
+    ]
+}

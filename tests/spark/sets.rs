@@ -12,7 +12,7 @@ use wharf::engine::spark::{SparkEngine, lines};
 use wharf::plan::Action;
 
 use crate::engines::{self, assert_census_matches};
-use crate::kit::{Product, event, event_seq};
+use crate::kit::{Product, event};
 
 /// Bytes per split where a test wants every part read in several blocks.
 const SMALL_SPLIT: usize = 256;
@@ -20,21 +20,7 @@ const SMALL_SPLIT: usize = 256;
 /// Lines with retries, ties on instant (arrival decides), a tiebreak, rejects late in the
 /// input and a blank: cut anywhere, the set must land as the local engine lands it.
 fn lines() -> Vec<String> {
-    let mut lines = vec![
-        event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
-        event("e2", 2, "PAID", "2024-03-01T10:05:00Z"),
-        event("e1", 1, "PENDING", "2024-03-01T10:00:00Z"),
-        event("e3", 1, "PAID", "2024-03-01T10:15:00Z"),
-        event("e4", 3, "TIE_A", "2024-03-01T10:20:00Z"),
-        "not json".to_owned(),
-        event("e5", 3, "TIE_B", "2024-03-01T10:20:00Z"),
-        event("e3", 1, "PAID", "2024-03-01T10:15:00Z"),
-        event_seq("e6", 2, "SHIPPED", "2024-03-01T11:00:00Z", 2),
-        event_seq("e7", 2, "SHIPPED_TOO", "2024-03-01T11:00:00Z", 1),
-        "   ".to_owned(),
-        event("e8", 4, "NEW", "2024-03-02T00:00:00Z"),
-        event("e9", 4, "TIE_B", "2024-03-02T00:00:00Z"),
-    ];
+    let mut lines = crate::kit::tricky_lines();
     // Keys 10..17 tie on their instant over and over: the last arrival wins each.
     for i in 0..40 {
         let status = "s".repeat(1 + i % 13);
