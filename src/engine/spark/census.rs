@@ -1,6 +1,6 @@
 //! The Spark engine's census: the driver pass, then (when it does not already refuse)
 //! the numbering, parsing, §2, §3 and §4 in Spark, and the aggregates back to the
-//! driver. Events never leave Spark; the winners stay cached there for the stage.
+//! driver. Events never leave Spark; the ranked keys stay cached there for the stage.
 //!
 //! A census refused by the driver pass (a breach, or more rejects than
 //! `max_rejected_lines`) starts no Spark job, so what only Spark counts is unknown in it
@@ -10,12 +10,13 @@
 use std::collections::BTreeMap;
 
 use spark_connect::DataFrame;
+use spark_connect::row::Row;
 
 use super::driver::{self, DriverPass};
 use super::events::{self, EVENTS, ident};
 use super::lines::{self, LINES};
 use super::session::{Session, date_at, int_at, str_at};
-use super::winners::{self, WINNERS};
+use super::winners::{self, KEYS, WINNERS};
 use crate::config::Config;
 use crate::contract::{Date, LineIssue, LineReason};
 use crate::engine::Progress;
@@ -23,13 +24,13 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::plan::{Census, Counts, LineFinding};
 
-/// Reads `input`: the census, and the cached winners when Spark ran.
+/// Reads `input`: the census, and what it left cached in Spark when Spark ran.
 pub fn read(
     session: &Session,
     config: &Config,
     input: &Input,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(Census, Option<DataFrame>)> {
+) -> Result<(Census, Option<Ranked>)> {
     let total = input.size;
     let pass = driver::read(input, &config.schema, config.max_line_bytes, &mut |bytes| {
         progress(Progress::Reading { bytes, total })
@@ -47,11 +48,10 @@ pub fn read(
     };
     let census = driver_census(input, pass);
     let config = config.clone();
-    let winners = session.guarded("reading the input", move |session| {
+    let (census, ranked) = session.guarded("reading the input", move |session| {
         ranked(session, &config, &read, census)
     })?;
-    let (census, winners) = winners;
-    Ok((census, Some(winners)))
+    Ok((census, Some(ranked)))
 }
 
 /// Each part as Spark must read it: its resolved path, and what the driver found of it.
@@ -77,24 +77,44 @@ fn part_files(input: &Input, pass: &DriverPass) -> Result<Vec<lines::PartFile>> 
         .collect()
 }
 
-/// Spark's part of the census: the numbered lines, §2's counts and conflicts, the cached
-/// winners and §3–4's aggregates.
+/// Spark's part of the census: the numbered lines, the events (a view, not cached), the
+/// cached key rows with §2's counts, the winners over them, and §2–4's aggregates.
 fn ranked(
     session: &Session,
     config: &Config,
     pass: &DriverRead,
     mut census: Census,
-) -> Result<(Census, DataFrame)> {
+) -> Result<(Census, Ranked)> {
     lines::register(session, &pass.parts, &pass.rejected)?;
-    let events = cached_view(session, &events::query(&config.schema, LINES), EVENTS)?;
-    let outcome = resolve(session, config, pass, &mut census).and_then(|()| {
-        let winners = cached_view(session, &winners::query(&config.schema), WINNERS)?;
-        rank(session, config, &mut census)?;
-        Ok(winners)
-    });
-    // The winners are cached (or the census failed): the events are not needed again.
-    let _ = events.unpersist(false);
-    Ok((census, outcome?))
+    session
+        .frame(&events::query(&config.schema, LINES), "cannot plan the events")?
+        .create_or_replace_temp_view(EVENTS)
+        .map_err(|e| session.error("cannot register the events", &e))?;
+    let keys = session
+        .frame(&winners::keys_query(&config.schema), "cannot plan the ranking")?
+        .cache()
+        .map_err(|e| session.error("cannot cache the ranked keys", &e))?;
+    keys.create_or_replace_temp_view(KEYS)
+        .map_err(|e| session.error("cannot register the ranked keys", &e))?;
+    let ranked = Ranked {
+        winners: register(session, &winners::winners_query(&config.schema), WINNERS)?,
+        keys,
+    };
+    match rank(session, config, pass, &mut census) {
+        Ok(()) => Ok((census, ranked)),
+        Err(error) => {
+            let _ = ranked.keys.unpersist(false);
+            Err(error)
+        }
+    }
+}
+
+/// What a census that reached Spark leaves there for the stage.
+pub struct Ranked {
+    /// The cached [`KEYS`], released when the landing is done with it.
+    pub keys: DataFrame,
+    /// [`WINNERS`], over it.
+    pub winners: DataFrame,
 }
 
 /// What Spark's part of the census checks against the driver's pass.
@@ -125,53 +145,13 @@ fn driver_census(input: &Input, pass: DriverPass) -> Census {
     }
 }
 
-/// `query` cached and registered as `view`.
-fn cached_view(session: &Session, query: &str, view: &str) -> Result<DataFrame> {
-    let frame = session
-        .frame(query, "cannot plan the landing's query")?
-        .cache()
-        .map_err(|e| session.error("cannot cache the landing's rows", &e))?;
+/// `query` registered as `view`.
+fn register(session: &Session, query: &str, view: &str) -> Result<DataFrame> {
+    let frame = session.frame(query, "cannot plan the landing's query")?;
     frame
         .create_or_replace_temp_view(view)
         .map_err(|e| session.error("cannot register the landing's rows", &e))?;
     Ok(frame)
-}
-
-/// §2's counts and conflict findings.
-fn resolve(
-    session: &Session,
-    config: &Config,
-    pass: &DriverRead,
-    census: &mut Census,
-) -> Result<()> {
-    let query = format!(
-        "SELECT count(*), count_if(__occurrence > 1 AND NOT __conflict), count_if(__conflict) FROM {EVENTS}"
-    );
-    let rows = session.rows(&query, "cannot count the events")?;
-    let row = rows
-        .first()
-        .ok_or_else(|| Error::internal("an aggregate of the events returned no row"))?;
-    let (parsed, retries, conflicts) = (int_at(row, 0)?, int_at(row, 1)?, int_at(row, 2)?);
-    let count = |n: i64| u64::try_from(n).map_err(Error::internal);
-    if count(parsed)? != pass.accepted {
-        return Err(Error::internal(format!(
-            "Spark parsed {parsed} accepted lines where the driver accepted {}",
-            pass.accepted
-        )));
-    }
-    census.counts.accepted = count(parsed - conflicts)?;
-    census.counts.retries = count(retries)?;
-    if conflicts > 0 {
-        let found = conflict_findings(session, config)?;
-        *census
-            .counts
-            .by_reason
-            .entry(LineReason::Conflict)
-            .or_default() += found.len() as u64;
-        census.findings.extend(found);
-        census.findings.sort_by_key(|f| f.line);
-    }
-    Ok(())
 }
 
 /// Every conflicting line: its number, event id and the first field that differs from
@@ -198,25 +178,53 @@ fn conflict_findings(session: &Session, config: &Config) -> Result<Vec<LineFindi
         .collect()
 }
 
-/// §3 and §4's aggregates: keys, ties by arrival and rows per date, by hour of the date's
-/// instant (the session's time zone is UTC).
-fn rank(session: &Session, config: &Config, census: &mut Census) -> Result<()> {
+/// §2's counts and conflict findings, and §3 and §4's aggregates: keys, ties by arrival
+/// and rows per date, by hour of the date's instant (the session's time zone is UTC), in
+/// one query over [`KEYS`], which materialises its cache.
+fn rank(session: &Session, config: &Config, pass: &DriverRead, census: &mut Census) -> Result<()> {
     let date_of = ident(&config.schema.fields[config.schema.date_of].name);
     let query = format!(
-        "SELECT event_date, hour({date_of}), count(*), count_if(__tied) FROM {WINNERS} \
+        "SELECT event_date, hour({date_of}), count_if(__winner), count_if(__winner AND __tied), \
+         sum(__parsed), sum(__retries), sum(__conflicts) FROM {KEYS} \
          GROUP BY event_date, hour({date_of})"
     );
+    let count = |row: &Row, at: usize| u64::try_from(int_at(row, at)?).map_err(Error::internal);
+    let (mut parsed, mut retries, mut conflicts) = (0, 0, 0);
     for row in session.rows(&query, "cannot count the winners per date")? {
+        parsed += count(&row, 4)?;
+        retries += count(&row, 5)?;
+        conflicts += count(&row, 6)?;
+        let rows = count(&row, 2)?;
+        if rows == 0 {
+            // Keys seen only on conflicting lines: counted above, and no winner.
+            continue;
+        }
         let date = Date(date_at(&row, 0)?);
         let hour = usize::try_from(int_at(&row, 1)?).map_err(Error::internal)?;
-        let rows = u64::try_from(int_at(&row, 2)?).map_err(Error::internal)?;
-        let ties = u64::try_from(int_at(&row, 3)?).map_err(Error::internal)?;
         census.counts.keys += rows;
-        census.counts.ties_by_arrival += ties;
+        census.counts.ties_by_arrival += count(&row, 3)?;
         let date = census.dates.entry(date).or_default();
         date.rows += rows;
         let by_hour = date.by_hour.get_or_insert([0; 24]);
         *by_hour.get_mut(hour).ok_or_else(|| Error::internal("an hour past 23"))? += rows;
+    }
+    if parsed != pass.accepted {
+        return Err(Error::internal(format!(
+            "Spark parsed {parsed} accepted lines where the driver accepted {}",
+            pass.accepted
+        )));
+    }
+    census.counts.accepted = parsed - conflicts;
+    census.counts.retries = retries;
+    if conflicts > 0 {
+        let found = conflict_findings(session, config)?;
+        *census
+            .counts
+            .by_reason
+            .entry(LineReason::Conflict)
+            .or_default() += found.len() as u64;
+        census.findings.extend(found);
+        census.findings.sort_by_key(|f| f.line);
     }
     Ok(())
 }

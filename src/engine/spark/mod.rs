@@ -38,11 +38,12 @@ use crate::input::Input;
 use crate::plan::{Census, Manifest, Plan};
 use session::Session;
 
-/// The Spark engine: one session, and the winners of the last census, cached in Spark
-/// (the view [`winners::WINNERS`], columns documented there) until the stage.
+/// The Spark engine: one session, and the ranked keys of the last census, cached in Spark
+/// (the view [`winners::KEYS`], and over it [`winners::WINNERS`], columns documented
+/// there) until the stage.
 pub struct SparkEngine {
     session: Session,
-    winners: Option<DataFrame>,
+    winners: Option<census::Ranked>,
     /// Merge mode: the whole new rows of the dates the batch touches (view
     /// [`write::MERGED`]), cached from the census to the stage.
     merged: Option<DataFrame>,
@@ -85,7 +86,8 @@ impl SparkEngine {
     /// Releases the cached rows, under the guard: a dead server must not hold the engine's
     /// drop (and so the process's exit) for the client's retries.
     fn forget_winners(&mut self) {
-        let cached: Vec<DataFrame> = [self.winners.take(), self.merged.take()]
+        let keys = self.winners.take().map(|ranked| ranked.keys);
+        let cached: Vec<DataFrame> = [keys, self.merged.take()]
             .into_iter()
             .flatten()
             .collect();
@@ -151,9 +153,9 @@ impl Engine for SparkEngine {
         self.forget_winners();
         refuse_unsupported(input)?;
         let (mut census, winners) = census::read(&self.session, config, input, progress)?;
-        if let (WriteMode::Merge, Some(winners)) = (config.write_mode, &winners) {
+        if let (WriteMode::Merge, Some(ranked)) = (config.write_mode, &winners) {
             let source = published::Published::of(config, dataset)?;
-            self.merge(config, source, winners, &mut census)?;
+            self.merge(config, source, &ranked.winners, &mut census)?;
         }
         self.winners = winners;
         Ok(census)

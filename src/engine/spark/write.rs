@@ -1,5 +1,5 @@
-//! The Spark engine's stage: the cached rows of the plan's dates (the [`WINNERS`](super::winners::WINNERS) view in
-//! replace mode, the merge's [`MERGED`] view in merge mode) written by Spark
+//! The Spark engine's stage: the rows of the plan's dates (the [`WINNERS`](super::winners::WINNERS) view, over
+//! the cached keys, in replace mode; the merge's [`MERGED`] view in merge mode) written by Spark
 //! into a hidden folder of the staging area, then moved by the driver into the
 //! contract's layout: `staging/event_date=D/part-NNNNN.parquet`, rows sorted by key and
 //! split into `files_per_date` files exactly as `parquet_files::write_partition` splits
