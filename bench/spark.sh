@@ -8,6 +8,8 @@
 # Env: REPS=3 (runs per tool, alternating local, spark, pyspark, local, ...)
 #      WHARF_BIN=path (default target/release/wharf; built with --features spark if missing)
 #      SKIP="spark" (tools to leave out: local, spark, pyspark)
+#      WHARF_BASE=path (a second wharf, e.g. the commit before a change: the tool "base",
+#        its Spark engine on the same server, alternating with the others)
 #      WHARF_SPARK_PORT=15022 (the benchmark's own server, started and stopped here)
 #      SPARK_DRIVER_MEMORY=2g (the server's heap)
 # Each run lands into fresh folders. Wall and CPU are the client's (GNU time); for the two
@@ -25,14 +27,16 @@ REMOTE=sc://127.0.0.1:$PORT
 TIME=/usr/bin/time
 export SPARK_DRIVER_MEMORY=${SPARK_DRIVER_MEMORY:-2g}
 
-case ${1:-} in -h|--help) sed -n '2,16p' "$0"; exit 0 ;; esac
+case ${1:-} in -h|--help) sed -n '2,18p' "$0"; exit 0 ;; esac
 FILE=${1:-$OUT/events_2000000.jsonl}
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "spark.sh: REPS must be a positive integer" >&2; exit 2; }
 [[ -x $TIME ]] || { echo "spark.sh: needs GNU time at $TIME (apt-get install time)" >&2; exit 2; }
 tools=()
-for tool in local spark pyspark; do
+for tool in local spark base pyspark; do
+  [[ $tool != base || -n ${WHARF_BASE:-} ]] || continue
   [[ " ${SKIP:-} " == *" $tool "* ]] || tools+=("$tool")
 done
+[[ -z ${WHARF_BASE:-} || -x $WHARF_BASE ]] || { echo "spark.sh: WHARF_BASE=$WHARF_BASE is not an executable" >&2; exit 2; }
 ((${#tools[@]})) || { echo "spark.sh: SKIP leaves no tool to run" >&2; exit 2; }
 mkdir -p "$OUT"
 
@@ -50,7 +54,7 @@ fi
 # --- the server ---------------------------------------------------------------------
 server=(env WHARF_SPARK_SERVER_DIR="$OUT/spark-server" "$ROOT/tests/spark/server.sh")
 server_pid=
-if [[ " ${tools[*]} " =~ " spark " || " ${tools[*]} " =~ " pyspark " ]]; then
+if [[ " ${tools[*]} " =~ " spark " || " ${tools[*]} " =~ " base " || " ${tools[*]} " =~ " pyspark " ]]; then
   trap '"${server[@]}" stop --port "$PORT" >&2' EXIT
   "${server[@]}" start --port "$PORT" >&2
   server_pid=$(<"$OUT/spark-server/server.pid")
@@ -105,11 +109,13 @@ run_one() {
   mkdir -p "$dir/inbox"
   local -a cmd
   case $tool in
-    local | spark)
+    local | spark | base)
       write_config "$dir"
       # The input lives in the inbox; a hard link costs nothing and keeps the cache safe.
       ln "$FILE" "$dir/inbox/" 2>/dev/null || cp "$FILE" "$dir/inbox/"
-      cmd=("$WHARF" run "$dir/inbox/$(basename "$FILE")" --config "$dir/wharf.toml")
+      local bin=$WHARF
+      [[ $tool != base ]] || bin=$WHARF_BASE
+      cmd=("$bin" run "$dir/inbox/$(basename "$FILE")" --config "$dir/wharf.toml")
       [[ $tool == local ]] || cmd+=(--engine spark --remote "$REMOTE") ;;
     pyspark)
       cmd=("$pyspark_python" "$BENCH/pyspark_land.py" "$FILE" "$dir/lake/orders" --remote "$REMOTE") ;;
@@ -182,9 +188,9 @@ print(f"{os.cpu_count()} cores ({cpu}); REPS={reps}, medians; {os.path.basename(
       f"({os.path.getsize(path) / 2**20:,.0f} MiB, page cache); wharf {wv}; Spark {sv} "
       f"Connect server, local[2], {heap} heap, started before the runs.\n")
 names = {"local": "wharf, local engine", "spark": "wharf --engine spark",
-         "pyspark": "pyspark_land.py (Spark Connect)"}
-print("| tool | wall s | client CPU s | server CPU s | client peak RSS MiB | wall ÷ local |")
-print("|---|---:|---:|---:|---:|---:|")
+         "base": "WHARF_BASE --engine spark", "pyspark": "pyspark_land.py (Spark Connect)"}
+print("| tool | wall s | client CPU s | server CPU s | client peak RSS MiB | wall ÷ local | wall ÷ PySpark |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 med = {}
 for tool in names:
     rs = [r for r in rows if r["tool"] == tool]
@@ -192,7 +198,7 @@ for tool in names:
         continue
     ok = [r for r in rs if r["rc"] == "0"]
     if len(ok) < len(rs):
-        print(f"| {names[tool]} | FAILED {len(rs) - len(ok)}/{len(rs)} runs (exit {rs[0]['rc']}) | | | | |")
+        print(f"| {names[tool]} | FAILED {len(rs) - len(ok)}/{len(rs)} runs (exit {rs[0]['rc']}) | | | | | |")
         continue
     med[tool] = (statistics.median(float(r["wall_s"]) for r in ok),
                  statistics.median(float(r["user_s"]) + float(r["sys_s"]) for r in ok),
@@ -200,5 +206,6 @@ for tool in names:
                  statistics.median(int(r["maxrss_kib"]) for r in ok) / 1024)
 for tool, (w, c, s, m) in med.items():
     ratio = f"{w / med['local'][0]:.2f}" if "local" in med else ""
-    print(f"| {names[tool]} | {w:.2f} | {c:.2f} | {s:.2f} | {m:.0f} | {ratio} |")
+    to_pyspark = f"{w / med['pyspark'][0]:.2f}" if "pyspark" in med else ""
+    print(f"| {names[tool]} | {w:.2f} | {c:.2f} | {s:.2f} | {m:.0f} | {ratio} | {to_pyspark} |")
 EOF
