@@ -3,7 +3,8 @@
 //! ranking the console shows, [`rank_by`], with why each event lost ([`LostBecause`]).
 //!
 //! Rank 1 is the greatest [`Standing`]: newest `order_by` instant, then highest
-//! `tiebreak` (present above absent), then the later line. `row_number` semantics: line
+//! `tiebreak` (present above absent), then the later line, as [`RankBy::ORDER`] lists
+//! them for the engines that write the order out (the Spark engine's SQL). `row_number` semantics: line
 //! numbers are unique, so the order is total and exactly one event ranks first. The
 //! plan's ranking keeps each key's greatest as lines arrive in order, comparing packed
 //! precedences alone (an equal one is a later line, so it ranks above).
@@ -11,6 +12,24 @@
 use std::cmp::Ordering;
 
 use crate::contract::{Instant, Record, Schema};
+
+/// What §3 compares, in [`RankBy::ORDER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankBy {
+    /// The `order_by` field's exact instant.
+    Instant,
+    /// The `tiebreak` field, where the schema declares one.
+    Tiebreak,
+    /// The event's first line: the later arrival.
+    Line,
+}
+
+impl RankBy {
+    /// §3's order, most significant first: each ranks the greater value above and an
+    /// absent value below every present one, and the next decides only a tie.
+    /// [`Standing`] orders exactly so (tested).
+    pub const ORDER: [RankBy; 3] = [RankBy::Instant, RankBy::Tiebreak, RankBy::Line];
+}
 
 /// An accepted event as ranking sees it: its first line and its values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,6 +216,29 @@ mod tests {
             b in precedence(),
         ) {
             prop_assert_eq!(Packed::from(a).same_instant(&Packed::from(b)), a.instant == b.instant);
+        }
+
+        /// [`Standing`] is [`RankBy::ORDER`] applied criterion by criterion.
+        #[test]
+        fn standings_order_as_rank_by_lists(
+            a in precedence(),
+            b in precedence(),
+            lines in (0u64..3, 0u64..3),
+        ) {
+            let (x, y) = (
+                Standing { precedence: a.into(), line: lines.0 },
+                Standing { precedence: b.into(), line: lines.1 },
+            );
+            let by_order = RankBy::ORDER
+                .into_iter()
+                .map(|by| match by {
+                    RankBy::Instant => a.instant.cmp(&b.instant),
+                    RankBy::Tiebreak => a.tiebreak.cmp(&b.tiebreak),
+                    RankBy::Line => lines.0.cmp(&lines.1),
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal);
+            prop_assert_eq!(x.cmp(&y), by_order, "{:?} {:?} {:?}", a, b, lines);
         }
 
         #[test]

@@ -42,6 +42,8 @@ use crate::config::Config;
 use crate::contract::{Date, FieldType, Schema};
 use crate::error::{Error, Result};
 use super::published::Published;
+use super::winners::rank_order;
+use crate::plan::rank::RankBy;
 use crate::plan::{DateCensus, MergeCounts, Outcome};
 
 /// What a batch does to the published dates, decided by Spark.
@@ -282,11 +284,16 @@ fn ranked_copies(
     schema: &Schema,
 ) -> DataFrame {
     let keys = winners.select_expr(vec![&format!("{} AS _batch_key", names.key)]);
-    let order_by = &names.published[schema.order_by];
-    let tiebreak = schema
-        .tiebreak
-        .map(|i| format!(", {} DESC NULLS LAST", names.published[i]))
-        .unwrap_or_default();
+    // Published copies have no line: a full tie goes to the later date.
+    let order = rank_order(|by| match by {
+        RankBy::Instant => vec![names.published[schema.order_by].clone()],
+        RankBy::Tiebreak => schema
+            .tiebreak
+            .map(|i| names.published[i].clone())
+            .into_iter()
+            .collect(),
+        RankBy::Line => vec![],
+    });
     published
         .join(
             &keys,
@@ -296,9 +303,9 @@ fn ranked_copies(
         .with_column(
             "_copy_rank",
             expr(&format!(
-                "row_number() OVER (PARTITION BY {} ORDER BY {order_by} DESC NULLS LAST\
-                 {tiebreak}, _published_date DESC)",
-                names.published_key
+                "row_number() OVER (PARTITION BY {} ORDER BY {}, _published_date DESC)",
+                names.published_key,
+                order.join(", ")
             )),
         )
 }
@@ -313,19 +320,29 @@ fn compare(a: &str, b: &str) -> String {
 }
 
 /// How the winner stands against the published row under §3 (-1, 0 or 1): its exact
-/// instant against the published microseconds, then the tiebreak.
+/// instant against the published microseconds, then the tiebreak. The published row has
+/// no line: the batch's is the later arrival, so a full tie is 0, never stale.
 fn order(names: &Names, schema: &Schema) -> String {
     let micros = format!("unix_micros({})", names.published[schema.order_by]);
     let seconds = format!("(({micros} - pmod({micros}, 1000000)) DIV 1000000)");
     let nanos = format!("(pmod({micros}, 1000000) * 1000)");
-    let tiebreak = schema.tiebreak.map_or("0".to_owned(), |i| {
-        compare(&names.fields[i], &names.published[i])
-    });
-    format!(
-        "(CASE WHEN ({s}) <> 0 THEN ({s}) WHEN ({n}) <> 0 THEN ({n}) ELSE ({tiebreak}) END)",
-        s = compare("__order_secs", &seconds),
-        n = compare("__order_nanos", &nanos),
-    )
+    let compared: Vec<String> = RankBy::ORDER
+        .into_iter()
+        .flat_map(|by| match by {
+            RankBy::Instant => vec![
+                compare("__order_secs", &seconds),
+                compare("__order_nanos", &nanos),
+            ],
+            RankBy::Tiebreak => schema
+                .tiebreak
+                .map(|i| compare(&names.fields[i], &names.published[i]))
+                .into_iter()
+                .collect(),
+            RankBy::Line => vec![],
+        })
+        .map(|c| format!("WHEN ({c}) <> 0 THEN ({c}) "))
+        .collect();
+    format!("(CASE {}ELSE 0 END)", compared.concat())
 }
 
 /// What the winner does: `insert` (a new key), `stale`, `same` (identical to the

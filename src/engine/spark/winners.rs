@@ -22,6 +22,7 @@
 
 use super::events::{EVENTS, ident, instant};
 use crate::contract::Schema;
+use crate::plan::rank::RankBy;
 
 /// The view of every key's rank-1 line and its lines' §2 counts; the one that is cached.
 pub const KEYS: &str = "wharf_keys";
@@ -34,28 +35,28 @@ pub fn keys_query(schema: &Schema) -> String {
     let (date_s, _) = instant(schema.date_of);
     let key = ident(&schema.fields[schema.key].name);
     let tiebreak = schema.tiebreak.map(|i| ident(&schema.fields[i].name));
-    let tie_order = tiebreak
-        .as_ref()
-        .map(|t| format!("{t} DESC NULLS LAST, "))
-        .unwrap_or_default();
+    let columns = |by: RankBy| match by {
+        RankBy::Instant => vec![order_s.clone(), order_n.clone()],
+        RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
+        RankBy::Line => vec!["__line".to_owned()],
+    };
     // What §3 compares before the line (a tie on it is a tie by arrival), and whether the
     // line is a first occurrence, the only lines §3 ranks.
-    let standing = |first: &str| {
-        format!(
-            "named_struct('f', {first}, 's', {order_s}, 'n', {order_n}{})",
-            tiebreak
-                .as_ref()
-                .map(|t| format!(", 't', {t}"))
-                .unwrap_or_default()
-        )
-    };
+    let compared: Vec<String> = RankBy::ORDER
+        .into_iter()
+        .filter(|&by| by != RankBy::Line)
+        .flat_map(columns)
+        .enumerate()
+        .map(|(i, column)| format!(", 'c{i}', {column}"))
+        .collect();
+    let standing = |first: &str| format!("named_struct('f', {first}{})", compared.concat());
     let fields: Vec<String> = schema.fields.iter().map(|f| ident(&f.name)).collect();
     // First occurrences sort before every other line of their key, so rank 1 is the
     // winner and rank 2 its runner-up whenever the key has two. One order for both
     // frames keeps them one sort of one shuffle.
     let order = format!(
-        "PARTITION BY {key} ORDER BY __occurrence = 1 DESC, {order_s} DESC NULLS LAST, \
-         {order_n} DESC NULLS LAST, {tie_order}__line DESC"
+        "PARTITION BY {key} ORDER BY __occurrence = 1 DESC, {}",
+        rank_order(columns).join(", ")
     );
     let ranked = format!(
         "SELECT *, row_number() OVER __r AS __rank, lead({}) OVER __r AS __next, \
@@ -76,6 +77,17 @@ pub fn keys_query(schema: &Schema) -> String {
         fields.join(", "),
         standing("true")
     )
+}
+
+/// §3's order as Spark `ORDER BY` terms, rank 1 first: each criterion of
+/// [`RankBy::ORDER`] as the `columns` a frame holds it in (none where it has none), the
+/// greater value first and null below every value, as §3 ranks an absent one.
+pub fn rank_order(columns: impl Fn(RankBy) -> Vec<String>) -> Vec<String> {
+    RankBy::ORDER
+        .into_iter()
+        .flat_map(columns)
+        .map(|column| format!("{column} DESC NULLS LAST"))
+        .collect()
 }
 
 /// The query of [`WINNERS`].
