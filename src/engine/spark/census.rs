@@ -13,7 +13,7 @@ use spark_connect::DataFrame;
 use spark_connect::row::Row;
 
 use super::driver::{self, DriverPass};
-use super::events::{self, EVENTS, Grouping, ident};
+use super::events::{self, EVENTS, ident};
 use super::lines::{self, LINES};
 use super::session::{Session, date_at, int_at, str_at};
 use super::winners::{self, KEYS, WINNERS};
@@ -79,10 +79,6 @@ fn part_files(input: &Input, pass: &DriverPass) -> Result<Vec<lines::PartFile>> 
 
 /// Spark's part of the census: the numbered lines, the events (a view, not cached), the
 /// cached key rows with §2's counts, the winners over them, and §2–4's aggregates.
-///
-/// §2 runs within each key first, which shuffles the lines once; if an event id turns
-/// out to stand under two keys (a conflict on the key, so the file refuses), the events
-/// are grouped again by event id, where §2 finds exactly which lines contradict.
 fn ranked(
     session: &Session,
     config: &Config,
@@ -90,50 +86,27 @@ fn ranked(
     mut census: Census,
 ) -> Result<(Census, Ranked)> {
     lines::register(session, &pass.parts, &pass.rejected)?;
-    let mut ranked = grouped(session, config, Grouping::WithinKey)?;
-    let shared = ranked.released_on_error(shared_ids(session))?;
-    if shared > 0 {
-        let _ = ranked.keys.unpersist(false);
-        ranked = grouped(session, config, Grouping::ByEventId)?;
-    }
-    ranked.released_on_error(rank(session, config, pass, &mut census))?;
-    Ok((census, ranked))
-}
-
-/// Registers [`EVENTS`] over `grouping`, the cached [`KEYS`] and [`WINNERS`].
-fn grouped(session: &Session, config: &Config, grouping: Grouping) -> Result<Ranked> {
     session
-        .frame(
-            &events::query(&config.schema, LINES, grouping),
-            "cannot plan the events",
-        )?
+        .frame(&events::query(&config.schema, LINES), "cannot plan the events")?
         .create_or_replace_temp_view(EVENTS)
         .map_err(|e| session.error("cannot register the events", &e))?;
     let keys = session
-        .frame(
-            &winners::keys_query(&config.schema, grouping),
-            "cannot plan the ranking",
-        )?
+        .frame(&winners::keys_query(&config.schema), "cannot plan the ranking")?
         .cache()
         .map_err(|e| session.error("cannot cache the ranked keys", &e))?;
     keys.create_or_replace_temp_view(KEYS)
         .map_err(|e| session.error("cannot register the ranked keys", &e))?;
-    Ok(Ranked {
+    let ranked = Ranked {
         winners: register(session, &winners::winners_query(&config.schema), WINNERS)?,
         keys,
-    })
-}
-
-/// How many event ids stand under more than one key in [`KEYS`] grouped within keys.
-fn shared_ids(session: &Session) -> Result<i64> {
-    let rows = session.rows(
-        &winners::shared_ids_query(),
-        "cannot check the events' keys",
-    )?;
-    let row = rows
-        .first()
-        .ok_or_else(|| Error::internal("a count of shared event ids returned no row"))?;
-    int_at(row, 0)
+    };
+    match rank(session, config, pass, &mut census) {
+        Ok(()) => Ok((census, ranked)),
+        Err(error) => {
+            let _ = ranked.keys.unpersist(false);
+            Err(error)
+        }
+    }
 }
 
 /// What a census that reached Spark leaves there for the stage.
@@ -142,16 +115,6 @@ pub struct Ranked {
     pub keys: DataFrame,
     /// [`WINNERS`], over it.
     pub winners: DataFrame,
-}
-
-impl Ranked {
-    /// `result`, the cache released first when it is an error.
-    fn released_on_error<T>(&self, result: Result<T>) -> Result<T> {
-        if result.is_err() {
-            let _ = self.keys.unpersist(false);
-        }
-        result
-    }
 }
 
 /// What Spark's part of the census checks against the driver's pass.

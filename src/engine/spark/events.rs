@@ -19,19 +19,6 @@ use crate::contract::{FieldType, Schema};
 /// The view of accepted events.
 pub const EVENTS: &str = "wharf_events";
 
-/// Which lines §2's window compares. Both give every line the same occurrence, conflict
-/// and first differing field whenever no event id appears under two keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Grouping {
-    /// Each event id's lines among its key's: the lines are shuffled once, by key, and
-    /// §3's window by key reads them where they are. An event id seen under two keys is
-    /// two groups here, so the census checks that none is (see `winners::KEYS`'s `__ids`).
-    WithinKey,
-    /// Each event id's lines wherever they are: exact always, at the cost of a shuffle of
-    /// every line by event id before the one by key.
-    ByEventId,
-}
-
 /// `name` as a Spark SQL identifier.
 pub fn ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
@@ -47,8 +34,8 @@ pub fn instant(i: usize) -> (String, String) {
     (format!("__s{i}"), format!("__n{i}"))
 }
 
-/// The query of [`EVENTS`] over the view `lines`, §2 over `grouping`.
-pub fn query(schema: &Schema, lines: &str, grouping: Grouping) -> String {
+/// The query of [`EVENTS`] over the view `lines`.
+pub fn query(schema: &Schema, lines: &str) -> String {
     let ddl: Vec<String> = schema
         .fields
         .iter()
@@ -94,7 +81,7 @@ pub fn query(schema: &Schema, lines: &str, grouping: Grouping) -> String {
             .map(|&i| format!(", {}", exact_of(i)))
             .collect::<String>()
     );
-    occurrences(schema, &timestamps, &exact, grouping)
+    occurrences(schema, &timestamps, &exact)
 }
 
 /// The RFC 3339 parts of timestamp field `i` (`column`), at their fixed places
@@ -154,7 +141,7 @@ fn exact_of(i: usize) -> String {
 /// §2 over `exact`: each line's occurrence of its event id and whether it contradicts
 /// the first; the declared fields in their published types. The first line's values
 /// come field by field, so the shuffle carries each value once.
-fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str, grouping: Grouping) -> String {
+fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str) -> String {
     // Per field: (its value's columns, the first line's columns).
     let compared: Vec<Vec<(String, String)>> = schema
         .fields
@@ -213,23 +200,13 @@ fn occurrences(schema: &Schema, timestamps: &[usize], exact: &str, grouping: Gro
             format!(", {s}, {n}")
         })
         .collect();
-    let event_id = ident(&schema.fields[schema.event_id].name);
-    let (exact, by) = match grouping {
-        Grouping::WithinKey => {
-            let key = ident(&schema.fields[schema.key].name);
-            (
-                format!("SELECT * FROM ({exact}) DISTRIBUTE BY {key}"),
-                format!("{key}, {event_id}"),
-            )
-        }
-        Grouping::ByEventId => (exact.to_owned(), event_id),
-    };
     // Lines are unique, so one row frame serves the row number and the first values.
     let windowed = format!(
         "SELECT *, row_number() OVER __w AS __occurrence, {} FROM ({exact}) \
-         WINDOW __w AS (PARTITION BY {by} ORDER BY __line \
+         WINDOW __w AS (PARTITION BY {} ORDER BY __line \
          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
         firsts.join(", "),
+        ident(&schema.fields[schema.event_id].name)
     );
     format!(
         "SELECT {}, __line{instants}, __occurrence, \

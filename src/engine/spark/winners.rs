@@ -18,10 +18,9 @@
 //!
 //! [`KEYS`] has these and `__winner` (whether the key has a first occurrence: a key seen
 //! only on conflicting lines has none, and no winner), `__parsed`, `__retries` and
-//! `__conflicts`; over [`Grouping::WithinKey`] also `__ids`, the key's event ids, which
-//! [`shared_ids_query`] checks no other key has.
+//! `__conflicts`.
 
-use super::events::{EVENTS, Grouping, ident, instant};
+use super::events::{EVENTS, ident, instant};
 use crate::contract::Schema;
 use crate::plan::rank::RankBy;
 
@@ -30,8 +29,8 @@ pub const KEYS: &str = "wharf_keys";
 /// The view of each key's winner, over [`KEYS`].
 pub const WINNERS: &str = "wharf_winners";
 
-/// The query of [`KEYS`] over [`EVENTS`] grouped for §2 by `grouping`.
-pub fn keys_query(schema: &Schema, grouping: Grouping) -> String {
+/// The query of [`KEYS`].
+pub fn keys_query(schema: &Schema) -> String {
     let (order_s, order_n) = instant(schema.order_by);
     let (date_s, _) = instant(schema.date_of);
     let key = ident(&schema.fields[schema.key].name);
@@ -59,15 +58,8 @@ pub fn keys_query(schema: &Schema, grouping: Grouping) -> String {
         "PARTITION BY {key} ORDER BY __occurrence = 1 DESC, {}",
         rank_order(columns).join(", ")
     );
-    let ids = match grouping {
-        Grouping::WithinKey => format!(
-            "collect_list(CASE WHEN __occurrence = 1 THEN {} END) OVER __all AS __ids, ",
-            ident(&schema.fields[schema.event_id].name)
-        ),
-        Grouping::ByEventId => String::new(),
-    };
     let ranked = format!(
-        "SELECT *, row_number() OVER __r AS __rank, lead({}) OVER __r AS __next, {ids}\
+        "SELECT *, row_number() OVER __r AS __rank, lead({}) OVER __r AS __next, \
          count(*) OVER __all AS __parsed, \
          count(CASE WHEN __occurrence > 1 AND NOT __conflict THEN 1 END) OVER __all AS __retries, \
          count(CASE WHEN __conflict THEN 1 END) OVER __all AS __conflicts \
@@ -80,20 +72,10 @@ pub fn keys_query(schema: &Schema, grouping: Grouping) -> String {
         "SELECT {}, date_from_unix_date(CAST(({date_s} - pmod({date_s}, 86400)) div 86400 AS INT)) AS event_date, \
          __line, {order_s} AS __order_secs, {order_n} AS __order_nanos, \
          __next IS NOT NULL AND __next <=> {} AS __tied, \
-         __occurrence = 1 AS __winner, __parsed, __retries, __conflicts{} \
+         __occurrence = 1 AS __winner, __parsed, __retries, __conflicts \
          FROM ({ranked}) WHERE __rank = 1",
         fields.join(", "),
-        standing("true"),
-        if ids.is_empty() { "" } else { ", __ids" }
-    )
-}
-
-/// How many event ids [`KEYS`] (over [`Grouping::WithinKey`]) holds under more than one
-/// key: none, or §2 within keys is not §2, and the census runs again by event id.
-pub fn shared_ids_query() -> String {
-    format!(
-        "SELECT count(*) FROM (SELECT __id FROM {KEYS} LATERAL VIEW explode(__ids) __t AS __id \
-         GROUP BY __id HAVING count(*) > 1)"
+        standing("true")
     )
 }
 
