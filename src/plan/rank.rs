@@ -4,10 +4,10 @@
 //!
 //! Rank 1 is the greatest [`Standing`]: newest `order_by` instant, then highest
 //! `tiebreak` (present above absent), then the later line, as [`RankBy::ORDER`] lists
-//! them for the engines that write the order out (the Spark engine's SQL). `row_number` semantics: line
-//! numbers are unique, so the order is total and exactly one event ranks first. The
-//! plan's ranking keeps each key's greatest as lines arrive in order, comparing packed
-//! precedences alone (an equal one is a later line, so it ranks above).
+//! them for the engines that write the order out (the Spark engine's SQL). `row_number`
+//! semantics: line numbers are unique, so the order is total and exactly one event ranks
+//! first. The plan's ranking keeps each key's greatest as lines arrive in order,
+//! comparing packed precedences alone (an equal one is a later line, so it ranks above).
 
 use std::cmp::Ordering;
 
