@@ -12,7 +12,6 @@
 //! [`Table::commit`] one landing's commit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,17 +30,14 @@ use delta_kernel::{Engine, EngineData, FilteredEngineData, Snapshot, SnapshotRef
 use delta_kernel_default_engine::DefaultEngineBuilder;
 use delta_kernel_default_engine::executor::tokio::TokioMultiThreadExecutor;
 use object_store::path::Path as StorePath;
-use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
+use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::config::Config;
 use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
+pub use crate::store::objects::{HINT, PART_BYTES, scrub};
 
 pub mod folder;
-
-/// Files above this size are uploaded in parts of this size (S3's multipart minimum is
-/// 5 MiB); the buffer in flight is bounded by a few parts.
-pub const PART_BYTES: usize = 8 << 20;
 
 /// The partition column, as in the hive layout.
 const PARTITION: &str = "event_date";
@@ -111,18 +107,7 @@ impl Table {
         // Two stores, two connection pools: a connection opened on one runtime and reused
         // from the other stalls until its timeout (measured: 30 s per landing).
         let build = || -> Result<Arc<dyn ObjectStore>> {
-            if root.scheme() == "s3" {
-                let built = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url.as_str())
-                    .build()
-                    .map_err(|e| fail(e.to_string()))?;
-                Ok(Arc::new(built))
-            } else {
-                // Durable before a commit names it, as the hive swap's files are: a power
-                // cut must not leave a version over files the disk never kept.
-                let local = object_store::local::LocalFileSystem::new().with_fsync(true);
-                Ok(Arc::new(local))
-            }
+            crate::store::objects::connect(&root).map_err(&fail)
         };
         let store = build()?;
         // The multi-threaded executor: writing a checkpoint pulls the log replay from
@@ -267,49 +252,10 @@ impl Table {
     /// Uploads `file` to its table path, invisible until a commit adds it.
     pub fn upload(&self, file: &NewFile) -> Result<u64> {
         let target = self.store_path(&file.path)?;
-        let mut source = std::fs::File::open(file.local).map_err(|e| {
-            Error::io(
-                file.local,
-                "read the staged file",
-                "check the state root",
-                e,
-            )
-        })?;
-        let size = source.metadata().map(|m| m.len()).unwrap_or(0);
-        let result: std::result::Result<(), String> = self.runtime.block_on(async {
-            if size <= PART_BYTES as u64 {
-                let mut bytes = Vec::with_capacity(size as usize);
-                source.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-                self.store
-                    .put(&target, bytes.into())
-                    .await
-                    .map_err(|e| e.to_string())?;
-                return Ok(());
-            }
-            let upload = self
-                .store
-                .put_multipart(&target)
-                .await
-                .map_err(|e| e.to_string())?;
-            let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
-            let mut buffer = vec![0; PART_BYTES];
-            loop {
-                let read = source.read(&mut buffer).map_err(|e| e.to_string())?;
-                if read == 0 {
-                    break;
-                }
-                // Bounded memory: at most a few parts in flight.
-                writer
-                    .wait_for_capacity(2)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                writer.write(&buffer[..read]);
-            }
-            writer.finish().await.map_err(|e| e.to_string())?;
-            Ok(())
-        });
-        result.map_err(|e| self.error("upload a data file", e))?;
-        Ok(size)
+        let put = crate::store::objects::put_file(&*self.store, &target, file.local);
+        self.runtime
+            .block_on(put)
+            .map_err(|e| self.error("upload a data file", e))
     }
 
     /// Deletes data files no version references (a crashed or conflicted landing's).
@@ -470,30 +416,6 @@ impl Table {
     fn now_ms(&self) -> i64 {
         chrono::Utc::now().timestamp_millis()
     }
-}
-
-/// What to check and set when the table cannot be reached; names variables, never values.
-const HINT: &str = "check the URL, and for S3 the environment: AWS_ENDPOINT_URL (and \
-                    AWS_ALLOW_HTTP=true for a plain-http endpoint), AWS_REGION, \
-                    AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; then rerun. Nothing \
-                    published changed";
-
-/// `text` with every credential value of the environment masked: a store's error may
-/// quote a request, and a secret must never reach a message, a log or the console.
-pub fn scrub(text: &str) -> String {
-    let mut out = text.to_owned();
-    for name in [
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_ACCESS_KEY_ID",
-    ] {
-        if let Ok(value) = std::env::var(name)
-            && value.len() >= 4
-        {
-            out = out.replace(&value, &format!("<{name}>"));
-        }
-    }
-    out
 }
 
 /// The table's schema: the config's fields (nullable, as a Parquet reader widens them)

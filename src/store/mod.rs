@@ -1,7 +1,7 @@
 //! EFFECTS, shared. The dataset and the state on disk as every part of Wharf reads and
 //! writes them: crash-safe writes ([`atomic`]), what a merge reads of
 //! the published dataset, hive or Delta ([`dataset`]), the failpoints and injected faults that
-//! prove them ([`failpoint`]), the published Parquet read back ([`parquet_files`]), the
+//! prove them ([`failpoint`]), the published Parquet read back ([`parquet_files`]), a table's objects on S3 or a local path ([`objects`]), the
 //! checkpoint, manifest and paths ([`state`]), and merge mode's key index ([`keys`]).
 //!
 //! Both `land` (the landing's steps) and the engines (their row work) use these; neither
@@ -11,5 +11,6 @@ pub mod atomic;
 pub mod dataset;
 pub mod failpoint;
 pub mod keys;
+pub mod objects;
 pub mod parquet_files;
 pub mod state;

@@ -176,7 +176,70 @@ fn the_spark_engine_lands_into_a_local_delta_table_as_the_local_engine_does() {
             in_state.is_empty(),
             "{name}: no row on Wharf's disk: {in_state:?}"
         );
+        let handed = files_under(&spark.path().join("lake/.orders.wharf-handoff"), "parquet");
+        assert!(handed.is_empty(), "{name}: the handoff removed: {handed:?}");
     }
+}
+
+/// A table on S3 from Spark: the driver uploads its handoff into the table's staging
+/// folder, where a cluster's executors read it as `s3a://`. This server's Spark has no
+/// S3A, so the read fails: the run exits 1 naming the server, and the bucket holds
+/// nothing of it (no version, no data file, the handoff deleted).
+#[test]
+fn on_s3_the_handoff_goes_to_the_table_and_is_deleted_when_spark_cannot_read_it() {
+    let _server = engines::server();
+    let prefix = format!("spark-handoff-{}", std::process::id());
+    let config = format!(
+        "product = \"orders\"\npublish_root = \"s3://wharf/{prefix}\"\n\
+         table_format = \"delta\"\n{}",
+        crate::kit::schema()
+    );
+    let product = Product::with_config(&config);
+    let lines = Events::new(2_000).days(1).seed(21).lines();
+    let input = product.input_bytes("batch.jsonl", &bytes_of(&lines));
+    let port = std::env::var("WHARF_S3_PORT").unwrap_or_else(|_| "18300".to_owned());
+    let remote = engines::remote();
+    let mut cmd = product.cmd(&["run", input.to_str().unwrap(), "--engine", "spark"]);
+    cmd.args(["--remote", &remote])
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        // tests/s3/server.sh's identity.
+        .env("AWS_ACCESS_KEY_ID", "wharf-test-access")
+        .env("AWS_SECRET_ACCESS_KEY", "wharf-test-secret-5e7a1c");
+    let ran: Ran = cmd.output().unwrap().into();
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains(&remote) && ran.stderr.contains("s3a"),
+        "Spark was asked to read the handoff at s3a://: {}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains("wharf-test-secret"), "{}", ran.stderr);
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(format!("http://127.0.0.1:{port}"))
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_bucket_name("wharf")
+        .with_access_key_id("wharf-test-access")
+        .with_secret_access_key("wharf-test-secret-5e7a1c")
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let under = object_store::path::Path::from(prefix.as_str());
+    let left: Vec<object_store::ObjectMeta> = runtime
+        .block_on(futures::TryStreamExt::try_collect(
+            object_store::ObjectStore::list(&store, Some(&under)),
+        ))
+        .unwrap();
+    let left: Vec<String> = left.iter().map(|m| m.location.to_string()).collect();
+    assert!(
+        left.is_empty(),
+        "the bucket holds nothing of the run: {left:?}"
+    );
+    assert!(product.checkpoint("batch.jsonl").is_none());
 }
 
 #[test]

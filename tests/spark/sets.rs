@@ -1,21 +1,18 @@
-//! CONTRACT.md §11 on Spark: a set is one read per part, unioned, each line numbered on
-//! through the parts exactly as the local engine numbers it, so plans, rows and quarantine
-//! are the local engine's; a `.gz` is one block and numbers alike. A part Spark cannot
-//! read as the driver does (`.zst`, another Hadoop codec's extension) is refused before
-//! any read, and a truncated `.gz` is an input error: nothing is written either way.
+//! CONTRACT.md §11 on Spark: the driver reads a set part by part, numbering each line on
+//! through the parts exactly as the local engine numbers it, and hands Spark the accepted
+//! records, so plans, rows and quarantine are the local engine's; `.gz` and `.zst` parts
+//! alike, and a part named for another codec is read as stored. A truncated `.gz` is an
+//! input error: nothing is written.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use wharf::engine::spark::{SparkEngine, lines};
+use wharf::engine::spark::SparkEngine;
 use wharf::plan::Action;
 
 use crate::engines::{self, assert_census_matches};
 use crate::kit::{Product, event};
-
-/// Bytes per split where a test wants every part read in several blocks.
-const SMALL_SPLIT: usize = 256;
 
 /// Lines with retries, ties on instant (arrival decides), a tiebreak, rejects late in the
 /// input and a blank: cut anywhere, the set must land as the local engine lands it.
@@ -74,18 +71,12 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-/// Plans `input` with both engines (Spark reading splits of `split` bytes when given) and
-/// compares: counts, findings, dates, parts, and each finding's (part, line); then the
-/// staged rows when the plan publishes. Returns the blocks Spark read per part.
-fn both_engines_agree(product: &Product, input: &Path, split: Option<usize>) -> Vec<i64> {
+/// Plans `input` with both engines and compares: counts, findings, dates, parts, and each
+/// finding's (part, line); then the staged rows when the plan publishes.
+fn both_engines_agree(product: &Product, input: &Path) {
     let config = engines::config(product.path());
     let (plan, mut local_engine) = engines::local_plan(&config, input);
     let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
-    if let Some(split) = split {
-        engine
-            .set("spark.sql.files.maxPartitionBytes", &split.to_string())
-            .unwrap();
-    }
     let census = engines::spark_census(&mut engine, &config, input);
     assert!(!census.unranked, "the set reached Spark");
     assert_census_matches(&census, &plan, "census");
@@ -104,19 +95,6 @@ fn both_engines_agree(product: &Product, input: &Path, split: Option<usize>) -> 
         located(&plan.parts, &plan.findings),
         "findings by (part, line)"
     );
-    let blocks = engine
-        .session()
-        .rows(
-            &format!(
-                "SELECT file, count(DISTINCT block) FROM {} GROUP BY file ORDER BY file",
-                lines::RAW
-            ),
-            "count the blocks",
-        )
-        .unwrap()
-        .iter()
-        .map(|row| row.get(1).and_then(|v| v.as_i64()).unwrap())
-        .collect();
     if plan.action == Action::Publish {
         let local = engines::staged_rows(
             &mut local_engine,
@@ -128,7 +106,6 @@ fn both_engines_agree(product: &Product, input: &Path, split: Option<usize>) -> 
         let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
         assert_eq!(spark, local, "staged rows, file by file");
     }
-    blocks
 }
 
 fn product() -> Product {
@@ -145,13 +122,7 @@ fn sets_of_one_two_and_many_parts_number_lines_as_the_local_engine() {
         let product = product();
         let parts = split(&lines, &cuts);
         let dir = write_set(&product, "2024-03-01", &parts);
-        let blocks = both_engines_agree(&product, &dir, Some(SMALL_SPLIT));
-        let nonempty = parts.iter().filter(|(_, b)| !b.is_empty()).count();
-        assert_eq!(blocks.len(), nonempty, "a file per part with lines");
-        if cuts.len() < lines.len() - 1 {
-            let read: i64 = blocks.iter().sum();
-            assert!(read > nonempty as i64, "{blocks:?} blocks per part");
-        }
+        both_engines_agree(&product, &dir);
     }
 }
 
@@ -172,8 +143,7 @@ fn each_part_keeps_its_own_bom_last_line_and_carriage_returns() {
         .into_bytes();
     parts.insert(2, ("part-00001b.jsonl".to_owned(), Vec::new()));
     let dir = write_set(&product, "2024-03-01", &parts);
-    both_engines_agree(&product, &dir, Some(SMALL_SPLIT));
-    both_engines_agree(&product, &dir, None);
+    both_engines_agree(&product, &dir);
 }
 
 /// A closed set with no parts, or with only an empty part, is an empty input (§5.8) on
@@ -187,7 +157,7 @@ fn a_set_with_no_lines_is_an_empty_input_on_both_engines() {
     ] {
         let product = product();
         let dir = write_set(&product, "2024-03-01", &parts);
-        assert!(both_engines_agree(&product, &dir, None).is_empty());
+        both_engines_agree(&product, &dir);
     }
 }
 
@@ -201,12 +171,11 @@ fn a_conflict_across_parts_is_found_on_its_part_and_line() {
     let mut lines = lines();
     lines.push(event("e9", 4, "CONTRADICTS", "2024-03-02T00:00:00Z"));
     let dir = write_set(&product, "2024-03-01", &split(&lines, &[20]));
-    both_engines_agree(&product, &dir, Some(SMALL_SPLIT));
+    both_engines_agree(&product, &dir);
 }
 
-/// A `.gz` file, and a set of `.gz` parts beside a plain one: gzip does not split, so each
-/// is one block whatever the split size, and every line still has its number. One part
-/// holds two gzip members, as concatenating sinks write.
+/// A `.gz` file, and a set of `.gz` parts beside a plain one, every line numbered as the
+/// local engine numbers it. One part holds two gzip members, as concatenating sinks write.
 #[test]
 fn a_gz_file_and_a_set_of_gz_parts_number_lines_as_the_local_engine() {
     let _server = engines::server();
@@ -214,11 +183,7 @@ fn a_gz_file_and_a_set_of_gz_parts_number_lines_as_the_local_engine() {
     let product = product();
     let whole: Vec<u8> = split(&lines, &[]).remove(0).1;
     let file = product.input_bytes("2024-03-01.jsonl.gz", &gzip(&whole));
-    assert_eq!(
-        both_engines_agree(&product, &file, Some(SMALL_SPLIT)),
-        [1],
-        "one block"
-    );
+    both_engines_agree(&product, &file);
 
     let product = self::product();
     let mut parts = split(&lines, &[7, 30]);
@@ -228,15 +193,12 @@ fn a_gz_file_and_a_set_of_gz_parts_number_lines_as_the_local_engine() {
     parts[2].0.push_str(".gz");
     parts[2].1 = gzip(&parts[2].1);
     let dir = write_set(&product, "2024-03-01", &parts);
-    let blocks = both_engines_agree(&product, &dir, Some(SMALL_SPLIT));
-    // Files sort by URI: the plain part-00001 between the two .gz.
-    assert_eq!(blocks[0], 1, "{blocks:?}");
-    assert_eq!(blocks[2], 1, "{blocks:?}");
-    assert!(blocks[1] > 1, "{blocks:?}");
+    both_engines_agree(&product, &dir);
 }
 
 /// Names Hadoop would glob are read as themselves: `part[01].jsonl` beside `part0.jsonl`
-/// and `part1.jsonl`, which that pattern matches, in a set whose own name globs too.
+/// and `part1.jsonl`, which that pattern matches, in a set whose own name globs too (the
+/// driver reads them; Spark never sees the input's names).
 #[test]
 fn glob_characters_in_part_and_set_names_read_one_file_each() {
     let _server = engines::server();
@@ -251,8 +213,7 @@ fn glob_characters_in_part_and_set_names_read_one_file_each() {
     }
     parts.push(("p{a,b}*?.jsonl".to_owned(), split(&lines, &[]).remove(0).1));
     let dir = write_set(&product, "2024-03-01[x]", &parts);
-    let blocks = both_engines_agree(&product, &dir, None);
-    assert_eq!(blocks, [1, 1, 1, 1], "each part read once, alone");
+    both_engines_agree(&product, &dir);
 }
 
 /// `wharf run SET --engine spark` against `wharf run SET`: the same plan, the same rows
@@ -323,46 +284,25 @@ fn assert_nothing_written(product: &Product) {
     }
 }
 
-/// `.zst` is refused on Spark before any read (pip's Spark has no native zstd), as is a
-/// part Hadoop would decode by its name where Wharf reads it as stored; each names the
-/// part and, for `.zst`, the local engine.
+/// `.zst` lands on Spark as on the local engine, alone or as a part: the driver decodes
+/// it and Spark reads only the handed-over rows. A part named for a codec Wharf does not
+/// decode (`.bz2`) is read as stored on both engines, as §11.5 says.
 #[test]
-fn zst_and_other_hadoop_codecs_are_refused_before_reading() {
+fn zst_parts_and_other_codecs_names_land_as_on_the_local_engine() {
     let _server = engines::server();
     let plain = split(&lines(), &[]).remove(0).1;
     let zst = zstd::encode_all(&plain[..], 3).unwrap();
-    let cases: [(&str, Parts, &str); 3] = [
-        ("day.jsonl.zst", Vec::new(), "local engine"),
-        (
-            "set",
-            vec![
-                ("a.jsonl".to_owned(), plain.clone()),
-                ("b.jsonl.zst".to_owned(), zst.clone()),
-            ],
-            "local engine",
-        ),
-        (
-            "set",
-            vec![("a.jsonl.bz2".to_owned(), plain.clone())],
-            ".gz",
-        ),
+    let product = self::product();
+    let file = product.input_bytes("day.jsonl.zst", &zst);
+    both_engines_agree(&product, &file);
+    let product = self::product();
+    let parts = vec![
+        ("a.jsonl".to_owned(), plain.clone()),
+        ("b.jsonl.zst".to_owned(), zst),
+        ("c.jsonl.bz2".to_owned(), plain),
     ];
-    for (name, parts, next) in cases {
-        let product = product();
-        let input = if parts.is_empty() {
-            product.input_bytes(name, &zst)
-        } else {
-            write_set(&product, name, &parts)
-        };
-        let (code, stderr) = spark_run(&product, &input);
-        assert_eq!(code, Some(2), "{name}: {stderr}");
-        let part = parts.last().map_or(name, |(p, _)| p.as_str());
-        assert!(
-            stderr.contains(part) && stderr.contains("Spark") && stderr.contains(next),
-            "{name}: {stderr}"
-        );
-        assert_nothing_written(&product);
-    }
+    let dir = write_set(&product, "set", &parts);
+    both_engines_agree(&product, &dir);
 }
 
 /// A truncated `.gz`, alone or as a part, is an input error naming the file and the
@@ -390,48 +330,5 @@ fn a_truncated_gz_is_an_input_error_naming_the_file() {
             "{stderr}"
         );
         assert_nothing_written(&product);
-    }
-}
-
-/// Spark's view of each part (`_metadata`'s size and time, and its line count) must be the
-/// driver's: a part that differs is an input error naming that part, never lines numbered
-/// from other bytes.
-#[test]
-fn a_part_spark_sees_otherwise_than_the_driver_is_an_input_error_naming_it() {
-    let _server = engines::server();
-    let product = product();
-    let parts = split(&lines(), &[10]);
-    let dir = write_set(&product, "2024-03-01", &parts);
-    let files: Vec<lines::PartFile> = parts
-        .iter()
-        .scan(0, |before, (name, bytes)| {
-            let path = std::fs::canonicalize(dir.join(name)).unwrap();
-            let file = std::fs::File::open(&path).unwrap();
-            let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
-            let part = lines::PartFile {
-                stamp: lines::FileStamp::of(&file, &path).unwrap(),
-                path,
-                lines,
-                first_line: *before,
-            };
-            *before += lines;
-            Some(part)
-        })
-        .collect();
-    let engine = SparkEngine::connect_to(&engines::remote()).unwrap();
-    let register = |parts: &[lines::PartFile]| lines::register(engine.session(), parts, &[]);
-    register(&files).expect("the driver's own parts are Spark's");
-    let mut more_lines = files.clone();
-    more_lines[1].lines += 1;
-    let mut older = files.clone();
-    older[0].stamp.mtime_ms -= 1000;
-    for (wrong, part, what) in [(more_lines, 1, "lines"), (older, 0, "modified")] {
-        let error = register(&wrong).expect_err("another part must fail");
-        let text = error.to_string();
-        assert!(matches!(error, wharf::Error::Input { .. }), "{text}");
-        assert!(
-            text.contains(&parts[part].0) && text.contains(what) && text.contains("changed"),
-            "{text}"
-        );
     }
 }

@@ -1,6 +1,7 @@
-//! The Spark engine's census: the driver pass, then (when it does not already refuse)
-//! the numbering, parsing, §2, §3 and §4 in Spark, and the aggregates back to the
-//! driver. Events never leave Spark; the ranked keys stay cached there for the stage.
+//! The Spark engine's census: the driver pass, which hands Spark every accepted record
+//! typed, then (when it does not already refuse) §2, §3 and §4 in Spark, and the
+//! aggregates back to the driver. Events never come back; the ranked keys stay cached
+//! in Spark for the stage.
 //!
 //! A census refused by the driver pass (a breach, or more rejects than
 //! `max_rejected_lines`) starts no Spark job, so what only Spark counts is unknown in it
@@ -14,7 +15,7 @@ use spark_connect::row::Row;
 
 use super::driver::{self, DriverPass};
 use super::events::{self, EVENTS, ident};
-use super::lines::{self, LINES};
+use super::handoff::{Columns, Handoff};
 use super::session::{Session, date_at, int_at, str_at};
 use super::winners::{self, KEYS, WINNERS};
 use crate::config::Config;
@@ -24,6 +25,9 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::plan::{Census, Counts, LineFinding};
 
+/// The view of the rows the driver handed over (columns in [`super::handoff`]).
+pub const PARSED: &str = "wharf_parsed";
+
 /// Reads `input`: the census, and what it left cached in Spark when Spark ran.
 pub fn read(
     session: &Session,
@@ -32,62 +36,65 @@ pub fn read(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Census, Option<Ranked>)> {
     let total = input.size;
-    let pass = driver::read(input, &config.schema, config.max_line_bytes, &mut |bytes| {
-        progress(Progress::Reading { bytes, total })
-    })?;
+    let mut handoff = Handoff::create(config, &Columns::of(&config.schema))?;
+    let pass = driver::read(
+        input,
+        &config.schema,
+        config.max_line_bytes,
+        Some(&mut handoff),
+        &mut |bytes| progress(Progress::Reading { bytes, total }),
+    )?;
     if pass.has_breach() || pass.rejected > config.max_rejected_lines {
         let mut census = driver_census(input, pass);
         census.unranked = true;
         return Ok((census, None));
     }
-    // What Spark needs of the pass; its findings move into the census, never copied.
-    let read = DriverRead {
-        parts: part_files(input, &pass)?,
-        accepted: pass.accepted,
-        rejected: pass.rejected_lines(),
-    };
+    let handed = handoff.close()?;
+    if handed != pass.accepted {
+        return Err(Error::internal(format!(
+            "the driver handed Spark {handed} rows where it accepted {}",
+            pass.accepted
+        )));
+    }
+    let (uri, accepted) = (handoff.uri().to_owned(), pass.accepted);
     let census = driver_census(input, pass);
     let config = config.clone();
-    let (census, ranked) = session.guarded("reading the input", move |session| {
-        ranked(session, &config, &read, census)
+    let (census, keys, winners) = session.guarded("reading the input", move |session| {
+        ranked(session, &config, &uri, accepted, census)
     })?;
+    let ranked = Ranked {
+        keys,
+        winners,
+        handoff,
+    };
     Ok((census, Some(ranked)))
 }
 
-/// Each part as Spark must read it: its resolved path, and what the driver found of it.
-fn part_files(input: &Input, pass: &DriverPass) -> Result<Vec<lines::PartFile>> {
-    let parts = input.parts.iter().zip(&pass.parts).zip(&pass.stamps);
-    parts
-        .map(|((part, digest), &stamp)| {
-            let path = std::fs::canonicalize(&part.path).map_err(|e| {
-                Error::io(
-                    &part.path,
-                    "resolve the input's path",
-                    "check that the input is still in the inbox",
-                    e,
-                )
-            })?;
-            Ok(lines::PartFile {
-                path,
-                stamp,
-                lines: digest.lines,
-                first_line: digest.first_line,
-            })
-        })
-        .collect()
-}
-
-/// Spark's part of the census: the numbered lines, the events (a view, not cached), the
+/// Spark's part of the census: the handed-over rows, the events (a view, not cached), the
 /// cached key rows with §2's counts, the winners over them, and §2–4's aggregates.
 fn ranked(
     session: &Session,
     config: &Config,
-    pass: &DriverRead,
+    uri: &str,
+    accepted: u64,
     mut census: Census,
-) -> Result<(Census, Ranked)> {
-    lines::register(session, &pass.parts, &pass.rejected)?;
+) -> Result<(Census, DataFrame, DataFrame)> {
     session
-        .frame(&events::query(&config.schema, LINES), "cannot plan the events")?
+        .spark()
+        .read()
+        .format("parquet")
+        .load(Some(uri))
+        .create_or_replace_temp_view(PARSED)
+        .map_err(|e| {
+            let doing = format!(
+                "cannot read the rows the driver handed over at {uri} (the executors must \
+                 reach it: on S3, through the cluster's S3 file system; see the README's \
+                 \"A lake on S3\")"
+            );
+            session.error(&doing, &e)
+        })?;
+    session
+        .frame(&events::query(&config.schema, PARSED), "cannot plan the events")?
         .create_or_replace_temp_view(EVENTS)
         .map_err(|e| session.error("cannot register the events", &e))?;
     let keys = session
@@ -96,14 +103,11 @@ fn ranked(
         .map_err(|e| session.error("cannot cache the ranked keys", &e))?;
     keys.create_or_replace_temp_view(KEYS)
         .map_err(|e| session.error("cannot register the ranked keys", &e))?;
-    let ranked = Ranked {
-        winners: register(session, &winners::winners_query(&config.schema), WINNERS)?,
-        keys,
-    };
-    match rank(session, config, pass, &mut census) {
-        Ok(()) => Ok((census, ranked)),
+    let winners = register(session, &winners::winners_query(&config.schema), WINNERS)?;
+    match rank(session, config, accepted, &mut census) {
+        Ok(()) => Ok((census, keys, winners)),
         Err(error) => {
-            let _ = ranked.keys.unpersist(false);
+            let _ = keys.unpersist(false);
             Err(error)
         }
     }
@@ -115,14 +119,9 @@ pub struct Ranked {
     pub keys: DataFrame,
     /// [`WINNERS`], over it.
     pub winners: DataFrame,
-}
-
-/// What Spark's part of the census checks against the driver's pass.
-struct DriverRead {
-    parts: Vec<lines::PartFile>,
-    accepted: u64,
-    /// The rejected lines' numbers, ascending: the lines Spark drops.
-    rejected: Vec<u64>,
+    /// The rows Spark read, kept until the cache is released: Spark reads them again
+    /// for any cached block it loses.
+    pub handoff: Handoff,
 }
 
 /// What the driver pass alone tells.
@@ -181,7 +180,7 @@ fn conflict_findings(session: &Session, config: &Config) -> Result<Vec<LineFindi
 /// §2's counts and conflict findings, and §3 and §4's aggregates: keys, ties by arrival
 /// and rows per date, by hour of the date's instant (the session's time zone is UTC), in
 /// one query over [`KEYS`], which materialises its cache.
-fn rank(session: &Session, config: &Config, pass: &DriverRead, census: &mut Census) -> Result<()> {
+fn rank(session: &Session, config: &Config, accepted: u64, census: &mut Census) -> Result<()> {
     let date_of = ident(&config.schema.fields[config.schema.date_of].name);
     let query = format!(
         "SELECT event_date, hour({date_of}), count_if(__winner), count_if(__winner AND __tied), \
@@ -208,10 +207,9 @@ fn rank(session: &Session, config: &Config, pass: &DriverRead, census: &mut Cens
         let by_hour = date.by_hour.get_or_insert([0; 24]);
         *by_hour.get_mut(hour).ok_or_else(|| Error::internal("an hour past 23"))? += rows;
     }
-    if parsed != pass.accepted {
+    if parsed != accepted {
         return Err(Error::internal(format!(
-            "Spark parsed {parsed} accepted lines where the driver accepted {}",
-            pass.accepted
+            "Spark read {parsed} accepted lines where the driver accepted {accepted}"
         )));
     }
     census.counts.accepted = parsed - conflicts;

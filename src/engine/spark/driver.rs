@@ -1,16 +1,19 @@
 //! [`DriverPass`]: the one read of an input's bytes on the driver. It hashes every part
 //! (as stored) and classifies every line, decoded, with Wharf's own §1 classifier, so
 //! reason codes, fields and line numbers are exactly the local engine's: a set's lines
-//! are numbered on through its parts (§11.4). Spark later only parses lines this pass
-//! accepted.
+//! are numbered on through its parts (§11.4). Each accepted record goes, typed, to the
+//! [`Handoff`] Spark reads: Spark never sees the text.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use super::lines::FileStamp;
-use crate::contract::{LineBytes, LineReason, Outcome, Schema, classify};
+use arrow_array::RecordBatch;
+
+use super::handoff::{ChunkRows, Columns, Handoff};
+use crate::contract::{LineReason, Outcome, Schema, classify};
 use crate::error::{Error, Result};
 use crate::input::{Input, PartDigest};
-use crate::pipeline;
+use crate::pipeline::{self, Lines};
 use crate::plan::LineFinding;
 
 /// What the driver learnt of an input.
@@ -30,8 +33,6 @@ pub struct DriverPass {
     pub by_reason: BTreeMap<LineReason, u64>,
     /// Rejects and breaches, in line order.
     pub findings: Vec<LineFinding>,
-    /// Each part's stored size and mtime, the same before and after this read.
-    pub stamps: Vec<FileStamp>,
 }
 
 impl DriverPass {
@@ -50,40 +51,65 @@ impl DriverPass {
     }
 }
 
-/// One line as the pass keeps it: no record, so memory stays the findings'.
+/// One line as the pass keeps it: no record (that went to the handoff), so memory stays
+/// the findings'.
 enum Seen {
     Blank,
     Accepted,
     Finding(LineFinding),
 }
 
-/// Reads `input` once, every part in order (decoding `.gz`): SHA-256 and §1 on every
-/// line, `progress` getting the stored bytes read (returning `false` cancels).
+/// One chunk as a worker classified it: each line, and the accepted records typed.
+struct Classified {
+    seen: Vec<Seen>,
+    rows: Option<Result<RecordBatch>>,
+}
+
+/// Reads `input` once, every part in order (decoding `.gz` and `.zst`): SHA-256 and §1
+/// on every line, each accepted record appended to `handoff` in line order, `progress`
+/// getting the stored bytes read (returning `false` cancels).
 pub fn read(
     input: &Input,
     schema: &Schema,
     max_line_bytes: usize,
+    mut handoff: Option<&mut Handoff>,
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let see = |line: u64, bytes: LineBytes<'_>| match classify(bytes, schema) {
-        Outcome::Blank => Seen::Blank,
-        Outcome::Accepted(_) => Seen::Accepted,
-        Outcome::Rejected(issue) => Seen::Finding(LineFinding {
-            line,
-            breach: false,
-            issue,
-        }),
-        Outcome::Breach(issue) => Seen::Finding(LineFinding {
-            line,
-            breach: true,
-            issue,
-        }),
+    let columns = handoff.is_some().then(|| Columns::of(schema));
+    let classify_chunk = |lines: Lines<'_>| {
+        let mut rows = columns.as_ref().map(Columns::rows);
+        let seen = lines
+            .iter()
+            .map(|(line, bytes)| match classify(bytes, schema) {
+                Outcome::Blank => Seen::Blank,
+                Outcome::Accepted(record) => {
+                    if let Some(rows) = rows.as_mut() {
+                        rows.push(line, &record);
+                    }
+                    Seen::Accepted
+                }
+                Outcome::Rejected(issue) => Seen::Finding(LineFinding {
+                    line,
+                    breach: false,
+                    issue,
+                }),
+                Outcome::Breach(issue) => Seen::Finding(LineFinding {
+                    line,
+                    breach: true,
+                    issue,
+                }),
+            })
+            .collect();
+        let rows = rows.filter(|r| !r.is_empty()).map(ChunkRows::finish);
+        Classified { seen, rows }
     };
     let stamps = stamps_of(input)?;
     let mut pass = DriverPass::default();
-    let parts =
-        pipeline::scan_input_lines(input, max_line_bytes, threads, &see, progress, |seen| {
+    // The sink cannot fail: the first error stops the handoff and is returned after.
+    let mut failed: Option<Error> = None;
+    let sink = |chunk: Classified| {
+        for seen in chunk.seen {
             pass.lines += 1;
             match seen {
                 Seen::Blank => pass.blank += 1,
@@ -94,8 +120,18 @@ pub fn read(
                     pass.findings.push(finding);
                 }
             }
-        })?;
-    // Each part's reader checked its own size and time; Spark is checked against these.
+        }
+        if let (Some(rows), Some(handoff), None) = (chunk.rows, handoff.as_deref_mut(), &failed)
+            && let Err(e) = rows.and_then(|rows| handoff.write(&rows))
+        {
+            failed = Some(e);
+        }
+    };
+    let parts = pipeline::scan_input(input, max_line_bytes, threads, &classify_chunk, progress, sink)?;
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    // Each part's reader checked its own size and time; the whole read is checked here.
     if stamps_of(input)? != stamps {
         return Err(Error::Input {
             path: input.path.clone(),
@@ -106,7 +142,6 @@ pub fn read(
     }
     pass.sha256 = input.identity(&parts);
     pass.parts = parts;
-    pass.stamps = stamps;
     Ok(pass)
 }
 
@@ -116,4 +151,28 @@ fn stamps_of(input: &Input) -> Result<Vec<FileStamp>> {
         .iter()
         .map(|p| FileStamp::of(&p.file, &p.path))
         .collect()
+}
+
+/// A file's size and modification time (milliseconds since the epoch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileStamp {
+    pub size: i64,
+    pub mtime_ms: i64,
+}
+
+impl FileStamp {
+    /// The stamp of an open file.
+    pub fn of(file: &std::fs::File, path: &Path) -> Result<FileStamp> {
+        let fail = |e| Error::io(path, "read the input's size and time", "check the file", e);
+        let meta = file.metadata().map_err(fail)?;
+        let modified = meta.modified().map_err(fail)?;
+        let mtime_ms = match modified.duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => i64::try_from(after.as_millis()).map_err(Error::internal)?,
+            Err(before) => -i64::try_from(before.duration().as_millis()).map_err(Error::internal)?,
+        };
+        Ok(FileStamp {
+            size: i64::try_from(meta.len()).map_err(Error::internal)?,
+            mtime_ms,
+        })
+    }
 }

@@ -2,22 +2,23 @@
 //! with built-in functions only (nothing to install on the executors).
 //!
 //! - [`session`]: the connection, its settings, Spark errors as [`Error::Engine`](crate::Error::Engine).
-//! - [`driver`]: the driver's one read of the bytes: SHA-256 and Wharf's own §1.
-//! - [`lines`]: Spark reads the text and numbers every line exactly.
-//! - [`events`]: parsing, exact instants and §2; [`winners`]: §3 and §4.
+//! - [`driver`]: the driver's one read of the bytes: SHA-256 and Wharf's own §1, every
+//!   accepted record typed into the [`handoff`] Spark reads (never the text).
+//! - [`events`]: §2 over the handed-over rows; [`winners`]: §3 and §4.
 //! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
 //!   files, which [`published`] names; [`write`]: the stage; [`uri`]: the explicit,
 //!   glob-escaped URIs Spark is given; [`union`]: many reads as one frame.
 //!
-//! The input must be on a file system the driver and the executors both see (the same
-//! paths), and so must a hive publish root and its staging folder. A Delta table is
-//! written by the executors where it is (`s3a://…` on a cluster set up for S3) and only
-//! committed by the driver.
+//! Only the driver reads the input. A hive publish root and its staging folder must be on
+//! a file system the driver and the executors both see (the same paths), and so must the
+//! handoff beside a local root. A Delta table is written by the executors where it is
+//! (`s3a://…` on a cluster set up for S3) and only committed by the driver; the handoff
+//! of a table on S3 is uploaded into the table's staging folder.
 
 pub mod census;
 pub mod driver;
 pub mod events;
-pub mod lines;
+pub mod handoff;
 pub mod merge;
 pub mod published;
 pub mod session;
@@ -86,20 +87,24 @@ impl SparkEngine {
     /// Releases the cached rows, under the guard: a dead server must not hold the engine's
     /// drop (and so the process's exit) for the client's retries.
     fn forget_winners(&mut self) {
-        let keys = self.winners.take().map(|ranked| ranked.keys);
+        let (keys, handoff) = match self.winners.take() {
+            Some(ranked) => (Some(ranked.keys), Some(ranked.handoff)),
+            None => (None, None),
+        };
         let cached: Vec<DataFrame> = [keys, self.merged.take()]
             .into_iter()
             .flatten()
             .collect();
-        if cached.is_empty() {
-            return;
+        if !cached.is_empty() {
+            let _ = self.session.guarded("releasing the cached rows", move |_| {
+                for rows in cached {
+                    let _ = rows.unpersist(false);
+                }
+                Ok(())
+            });
         }
-        let _ = self.session.guarded("releasing the cached rows", move |_| {
-            for rows in cached {
-                let _ = rows.unpersist(false);
-            }
-            Ok(())
-        });
+        // Only once nothing cached can be read again from it.
+        drop(handoff);
     }
 
     /// §10 on Spark: what the batch's `winners` do to the published dates. The census's
@@ -151,7 +156,6 @@ impl Engine for SparkEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
-        refuse_unsupported(input)?;
         let (mut census, winners) = census::read(&self.session, config, input, progress)?;
         if let (WriteMode::Merge, Some(ranked)) = (config.write_mode, &winners) {
             let source = published::Published::of(config, dataset)?;
@@ -239,38 +243,4 @@ impl Drop for SparkEngine {
     fn drop(&mut self) {
         self.forget_winners();
     }
-}
-
-/// What the Spark engine cannot read as the driver does, refused before any byte is
-/// read: `.zst` (Hadoop decodes zstd only through native libhadoop, which pip's and many
-/// clusters' Spark lack, so the job would fail after the whole driver pass), and a part
-/// whose name carries another codec's extension Hadoop picks by name (`.bz2`, …), which
-/// Spark would decode where Wharf reads the bytes as stored (§11.5). Sets and `.gz` are
-/// read (CONTRACT.md §11).
-fn refuse_unsupported(input: &Input) -> Result<()> {
-    /// Hadoop's codecs by extension, besides gzip, that Wharf does not decode.
-    const HADOOP_ONLY: [&str; 4] = [".bz2", ".deflate", ".lz4", ".snappy"];
-    for part in &input.parts {
-        let message = if part.codec == crate::input::Codec::Zstd {
-            "is zstd-compressed, which Spark decodes only through native Hadoop libraries \
-             that the engine cannot count on; the Spark engine refuses it before reading and \
-             nothing was written. Land it with the local engine (`--engine local`, or \
-             `kind = \"local\"` under [engine])"
-                .to_owned()
-        } else if let Some(ext) = HADOOP_ONLY.iter().find(|e| part.name.ends_with(*e)) {
-            format!(
-                "ends in {ext}, so Spark would decode it by its name where Wharf reads the \
-                 bytes as stored (only .gz and .zst are decoded, CONTRACT.md §11.5); the Spark \
-                 engine refuses it before reading and nothing was written. Deliver it as \
-                 plain JSONL or .gz"
-            )
-        } else {
-            continue;
-        };
-        return Err(Error::Input {
-            path: part.path.clone(),
-            message,
-        });
-    }
-    Ok(())
 }

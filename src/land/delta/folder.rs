@@ -19,7 +19,7 @@ pub fn staging_folder(generation: &str) -> String {
 }
 
 /// The table folder every landing's staging folder is in.
-pub const STAGING: &str = "_wharf-staging";
+pub const STAGING: &str = crate::store::objects::TABLE_STAGING;
 
 /// A staging folder of `table`, as an engine sees it.
 pub struct InTable<'a> {

@@ -1,0 +1,348 @@
+//! The rows the driver's pass accepted, typed as Wharf's own §1 parsed them, written as
+//! one Parquet file where the executors read it: Spark starts from columns, not text, so
+//! it never scans, parses or numbers the input, and never computes an instant in SQL.
+//!
+//! - [`Columns`]: the file's columns. `line` (INT64: the line's number, on through a
+//!   set's parts, §11.4); declared field `i` as `f{i}` (`int` INT64, `string` UTF8), a
+//!   `timestamp` as its exact instant, `s{i}` (INT64 seconds since the epoch) and `n{i}`
+//!   (INT64 nanoseconds). Named by position, so no declared name needs quoting.
+//! - [`ChunkRows`]: one chunk's accepted records as an Arrow batch, built on the worker
+//!   that classified them.
+//! - [`Handoff`]: the file, written batch by batch as the pass delivers them, in order.
+//!
+//! Where it lives, a place the executors already read for the landing: beside a local
+//! publish root (hive or a Delta path) in `.<name>.wharf-handoff/<id>/`, on the file
+//! system the executors share with Wharf for the stage; under a table on S3 in
+//! `_wharf-staging/handoff-<id>/`, uploaded once the pass ends. Removed when the landing
+//! is done with it; one a killed process left is removed by a later landing a day on.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use arrow_array::builder::{Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use delta_kernel::arrow::datatypes::{DataType, Field as ArrowField, Schema as ArrowSchema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+use crate::config::Config;
+use crate::contract::{FieldType, Record, Schema, Value};
+use crate::error::{Error, Result};
+use crate::store::objects::{Objects, TABLE_STAGING};
+
+/// Rows per row group: Spark splits the file at row groups, so a cluster's tasks share
+/// the read; small enough that the writer's buffer stays a few MB.
+const ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// How long a handoff a killed process left is kept: no landing runs for a day.
+const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The file's name in its folder.
+const FILE: &str = "rows.parquet";
+
+/// How a handoff's folder under a table's staging folder starts.
+const HANDOFF: &str = "handoff-";
+
+/// The handoff file's columns for a schema.
+#[derive(Clone)]
+pub struct Columns {
+    types: Vec<FieldType>,
+    arrow: Arc<ArrowSchema>,
+}
+
+impl Columns {
+    pub fn of(schema: &Schema) -> Columns {
+        let long = |name: String| ArrowField::new(name, DataType::Int64, true);
+        let mut fields = vec![ArrowField::new("line", DataType::Int64, false)];
+        for (i, field) in schema.fields.iter().enumerate() {
+            match field.ty {
+                FieldType::Int => fields.push(long(format!("f{i}"))),
+                FieldType::String => fields.push(ArrowField::new(format!("f{i}"), DataType::Utf8, true)),
+                FieldType::Timestamp => {
+                    let (s, n) = instant_columns(i);
+                    fields.push(long(s));
+                    fields.push(long(n));
+                }
+            }
+        }
+        Columns {
+            types: schema.fields.iter().map(|f| f.ty).collect(),
+            arrow: Arc::new(ArrowSchema::new(fields)),
+        }
+    }
+
+    /// An empty batch of this schema's rows.
+    pub fn rows(&self) -> ChunkRows {
+        ChunkRows {
+            line: Int64Builder::new(),
+            fields: self
+                .types
+                .iter()
+                .map(|ty| match ty {
+                    FieldType::Int => Builder::Int(Int64Builder::new()),
+                    FieldType::String => Builder::Str(StringBuilder::new()),
+                    FieldType::Timestamp => Builder::Ts(Int64Builder::new(), Int64Builder::new()),
+                })
+                .collect(),
+            schema: Arc::clone(&self.arrow),
+        }
+    }
+}
+
+/// The columns of timestamp field `i`'s instant: seconds, nanoseconds.
+pub fn instant_columns(i: usize) -> (String, String) {
+    (format!("s{i}"), format!("n{i}"))
+}
+
+enum Builder {
+    Int(Int64Builder),
+    Str(StringBuilder),
+    Ts(Int64Builder, Int64Builder),
+}
+
+/// Accepted records of one chunk, in line order.
+pub struct ChunkRows {
+    line: Int64Builder,
+    fields: Vec<Builder>,
+    schema: Arc<ArrowSchema>,
+}
+
+impl ChunkRows {
+    /// Appends line `line`'s record. Its values are the schema's types, as §1 typed
+    /// them (an absent optional is null).
+    pub fn push(&mut self, line: u64, record: &Record) {
+        self.line.append_value(line as i64);
+        for (builder, value) in self.fields.iter_mut().zip(record.iter()) {
+            match (builder, value) {
+                (Builder::Int(b), Value::Int(v)) => b.append_value(*v),
+                (Builder::Str(b), Value::Str(v)) => b.append_value(v.as_str()),
+                (Builder::Ts(s, n), Value::Ts(t)) => {
+                    s.append_value(t.secs());
+                    n.append_value(i64::from(t.nanos()));
+                }
+                (Builder::Int(b), _) => b.append_null(),
+                (Builder::Str(b), _) => b.append_null(),
+                (Builder::Ts(s, n), _) => {
+                    s.append_null();
+                    n.append_null();
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.line.values_slice().is_empty()
+    }
+
+    pub fn finish(mut self) -> Result<RecordBatch> {
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.line.finish())];
+        for builder in &mut self.fields {
+            match builder {
+                Builder::Int(b) => columns.push(Arc::new(b.finish())),
+                Builder::Str(b) => columns.push(Arc::new(b.finish())),
+                Builder::Ts(s, n) => {
+                    columns.push(Arc::new(s.finish()));
+                    columns.push(Arc::new(n.finish()));
+                }
+            }
+        }
+        RecordBatch::try_new(self.schema, columns).map_err(Error::internal)
+    }
+}
+
+/// Where the handoff is stored.
+enum Place {
+    /// A folder of its own on a local file system the executors share.
+    Folder(PathBuf),
+    /// Written locally at `local`, then uploaded to `relative` under a table on S3.
+    Table {
+        objects: Box<Objects>,
+        local: PathBuf,
+        relative: String,
+    },
+}
+
+/// One census's handoff file: being written, then read by Spark, then removed.
+pub struct Handoff {
+    place: Place,
+    writer: Option<ArrowWriter<File>>,
+    /// Where the writer writes.
+    path: PathBuf,
+    /// The file as Spark reads it.
+    uri: String,
+    rows: u64,
+}
+
+impl Handoff {
+    /// A new, empty handoff for `config`'s publish root.
+    pub fn create(config: &Config, columns: &Columns) -> Result<Handoff> {
+        let id = unique_id();
+        let (place, path, uri) = match config.table_url.as_deref() {
+            Some(url) if !url.starts_with("file:") => {
+                let objects = Box::new(Objects::open(url)?);
+                remove_stale_objects(&objects);
+                let relative = format!("{TABLE_STAGING}/{HANDOFF}{id}/{FILE}");
+                let local = config.state_root.join(format!(".spark-handoff-{id}.parquet"));
+                let uri = super::uri::table_read_uri(config, &relative)?;
+                let path = local.clone();
+                (
+                    Place::Table {
+                        objects,
+                        local,
+                        relative,
+                    },
+                    path,
+                    uri,
+                )
+            }
+            _ => {
+                let root = handoff_root(config);
+                remove_stale_folders(&root);
+                let folder = root.join(&id);
+                std::fs::create_dir_all(&folder).map_err(|e| {
+                    Error::io(
+                        &folder,
+                        "create the Spark engine's handoff folder",
+                        "check that the publish root's parent is writable",
+                        e,
+                    )
+                })?;
+                let path = folder.join(FILE);
+                let uri = super::uri::read_uri(&path, "the handoff file")?;
+                (Place::Folder(folder), path, uri)
+            }
+        };
+        let file = File::create(&path).map_err(|e| {
+            Error::io(&path, "create the Spark engine's handoff file", "check free space", e)
+        })?;
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_statistics_enabled(EnabledStatistics::None)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .build();
+        let writer = ArrowWriter::try_new(file, Arc::clone(&columns.arrow), Some(properties))
+            .map_err(|e| write_error(&path, e))?;
+        let handoff = Handoff {
+            place,
+            writer: Some(writer),
+            path,
+            uri,
+            rows: 0,
+        };
+        Ok(handoff)
+    }
+
+    /// Appends a chunk's rows.
+    pub fn write(&mut self, rows: &RecordBatch) -> Result<()> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| Error::internal("rows handed over after the handoff was closed"))?;
+        writer.write(rows).map_err(|e| write_error(&self.path, e))?;
+        self.rows += rows.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Closes the file and puts it where Spark reads it; its rows.
+    pub fn close(&mut self) -> Result<u64> {
+        if let Some(writer) = self.writer.take() {
+            writer.close().map_err(|e| write_error(&self.path, e))?;
+            if let Place::Table {
+                objects,
+                local,
+                relative,
+            } = &self.place
+            {
+                objects.put_file(local, relative)?;
+                let _ = std::fs::remove_file(local);
+            }
+        }
+        Ok(self.rows)
+    }
+
+    /// The file as Spark reads it: an explicit, glob-escaped URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+}
+
+impl Drop for Handoff {
+    fn drop(&mut self) {
+        drop(self.writer.take());
+        match &self.place {
+            Place::Folder(folder) => {
+                let _ = std::fs::remove_dir_all(folder);
+            }
+            Place::Table {
+                objects,
+                local,
+                relative,
+            } => {
+                let _ = std::fs::remove_file(local);
+                let _ = objects.delete(relative);
+            }
+        }
+    }
+}
+
+/// `<parent of publish_root>/.<publish_root name>.wharf-handoff`: beside the root, never
+/// inside it, hidden by name, as the hive staging folder is.
+pub fn handoff_root(config: &Config) -> PathBuf {
+    let root = &config.publish_root;
+    match (root.parent(), root.file_name()) {
+        (Some(parent), Some(name)) => {
+            parent.join(format!(".{}.wharf-handoff", name.to_string_lossy()))
+        }
+        _ => root.join(".wharf-handoff"),
+    }
+}
+
+/// A name no other census takes: the process and the time.
+fn unique_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{nanos}-{}", std::process::id())
+}
+
+/// Removes the folders under `root` a killed process left a day ago or more. Best effort:
+/// a folder that cannot be removed is left for the next landing.
+fn remove_stale_folders(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_AFTER);
+        if old {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// [`remove_stale_folders`] for a table on S3: the handoffs a day old. The staging
+/// folder's other entries are landings' (`land::delta`'s to clean).
+fn remove_stale_objects(objects: &Objects) {
+    let handoffs = format!("{TABLE_STAGING}/{HANDOFF}");
+    if let Ok(listed) = objects.list_older(TABLE_STAGING, STALE_AFTER) {
+        for relative in listed.iter().filter(|r| r.starts_with(&handoffs)) {
+            let _ = objects.delete(relative);
+        }
+    }
+}
+
+fn write_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    Error::io(
+        path,
+        "write the Spark engine's handoff file",
+        "check free space and the disk, then rerun",
+        std::io::Error::other(e),
+    )
+}
