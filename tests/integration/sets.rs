@@ -199,6 +199,78 @@ fn identity_follows_every_part_and_the_checkpoint_lists_them() {
     assert_eq!(last["parts"], serde_json::json!(["b.jsonl", "c.jsonl"]));
 }
 
+/// `wharf status` lists the parts of each set that owns a date, once, after the dates:
+/// name (sanitized), size and short hash of the first 20, then how many more; a date
+/// still owned by an earlier landing of the same name shows no parts (they are not its).
+#[test]
+fn status_lists_the_parts_of_the_set_that_owns_each_date() {
+    let product = Product::with_settings("");
+    // 25 parts, one event each: the first 12 on March 1st, the rest on the 2nd; the
+    // first part's name holds a terminal escape.
+    let mut named: Vec<(String, Vec<u8>)> = (0..25)
+        .map(|i| {
+            let day = if i < 12 { "01" } else { "02" };
+            let at = format!("2024-03-{day}T10:00:00Z");
+            let part = text(&[event(&format!("e{i}"), i, "A", &at)]);
+            (format!("part-{i:05}.jsonl"), part)
+        })
+        .collect();
+    named[0].0 = "part-00000\x1b[2J.jsonl".to_owned();
+    let borrowed: Vec<(&str, &[u8])> = named.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
+    let dir = write_set(&product, "day", &borrowed, true);
+    assert_eq!(product.run_json(&dir).code, 0);
+    let set_sha = identity_of(&dir);
+
+    let status = product.wharf(&["status"]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let out = &status.stdout;
+    assert!(
+        !out.contains('\x1b'),
+        "a part's name steered the terminal: {out}"
+    );
+    let heading = format!("day ({}): set of 25 parts, ", &set_sha[..12]);
+    assert_eq!(
+        out.matches(&heading).count(),
+        1,
+        "once for both dates: {out}"
+    );
+    assert_eq!(out.matches("  set of 25 parts").count(), 2, "{out}");
+    let (name, bytes) = &named[19];
+    let sha = format!("{:x}", Sha256::digest(bytes));
+    let line = out.lines().find(|l| l.contains(name.as_str())).unwrap();
+    assert!(
+        line.contains(&format!(" {} bytes  {}", bytes.len(), &sha[..12])),
+        "{line}"
+    );
+    assert!(out.contains("part-00000\u{FFFD}[2J.jsonl"), "{out}");
+    assert!(
+        !out.contains("part-00020.jsonl"),
+        "only the first 20: {out}"
+    );
+    assert!(out.contains("… and 5 more"), "{out}");
+    let json = product.wharf(&["status", "--json"]).json();
+    let listed = json["dates"][0]["owner_parts"].as_array().unwrap();
+    assert_eq!(listed.len(), 25, "--json lists them all");
+
+    // The set again with March 2nd only: March 1st stays the first landing's, whose
+    // parts the checkpoint no longer records.
+    for (name, _) in &named[..12] {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    assert_eq!(product.run_json(&dir).code, 0);
+    let out = product.wharf(&["status"]).stdout;
+    let day = |date: &str| out.lines().find(|l| l.contains(date)).unwrap().to_owned();
+    assert!(
+        day("event_date=2024-03-01").ends_with(&format!("({})", &set_sha[..12])),
+        "{out}"
+    );
+    assert!(
+        day("event_date=2024-03-02").ends_with("  set of 13 parts"),
+        "{out}"
+    );
+    assert!(out.contains(": set of 13 parts, "), "{out}");
+}
+
 /// Everything the product wrote outside its inbox.
 fn written(product: &Product) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = ["lake", "state", "quarantine"]
