@@ -485,6 +485,92 @@ fn a_truncated_gz_names_the_file_and_offset_with_nothing_written() {
     );
 }
 
+/// Where each block of zstd frame `stored` starts, and whether it is compressed (a raw or
+/// RLE block has no entropy coding to damage): the frame header's size from its
+/// descriptor, then the 3-byte block headers.
+fn zstd_blocks(stored: &[u8]) -> Vec<(usize, bool)> {
+    let descriptor = stored[4];
+    let single_segment = descriptor & 0x20 != 0;
+    let content_size = [usize::from(single_segment), 2, 4, 8][usize::from(descriptor >> 6)];
+    let dictionary = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let mut at = 5 + usize::from(!single_segment) + dictionary + content_size;
+    let mut blocks = Vec::new();
+    loop {
+        let header = u32::from_le_bytes([stored[at], stored[at + 1], stored[at + 2], 0]);
+        let (last, kind, size) = (header & 1 == 1, (header >> 1) & 3, (header >> 3) as usize);
+        blocks.push((at, kind == 2));
+        at += 3 + if kind == 1 { 1 } else { size };
+        if last {
+            return blocks;
+        }
+    }
+}
+
+/// A `.zst` whose bytes are damaged mid-stream (a compressed block's content overwritten,
+/// the frame otherwise whole): an input error (exit 2) naming the file and a byte offset
+/// inside the damaged block, not the file's end; nothing published, no checkpoint. As a
+/// part of a set too.
+#[test]
+fn a_damaged_zst_names_the_file_and_the_offset_with_nothing_written() {
+    let product = Product::with_settings("");
+    let plain: Vec<u8> = crate::kit::Events::new(20_000)
+        .lines()
+        .iter()
+        .flat_map(|l| [&l[..], b"\n"].concat())
+        .collect();
+    let mut stored = zstd(&plain);
+    let blocks = zstd_blocks(&stored);
+    assert!(blocks.len() > 4, "{} blocks", blocks.len());
+    let middle = blocks.len() / 2;
+    let (start, end) = (blocks[middle..].iter())
+        .zip(&blocks[middle + 1..])
+        .find(|((_, compressed), _)| *compressed)
+        .map(|((start, _), (next, _))| (*start, *next))
+        .expect("a compressed block past the middle");
+    let damaged = start + 3..start + 67;
+    assert!(damaged.end < end, "a block of more than 64 bytes");
+    stored[damaged.clone()].fill(0xFF);
+    let offset = |stderr: &str| -> usize {
+        let at = stderr
+            .find("does not decode as zstd at byte ")
+            .expect(stderr);
+        let digits = &stderr[at + 32..];
+        let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().expect(stderr)
+    };
+
+    let file = product.input_bytes("day.jsonl.zst", &stored);
+    let ran = product.wharf(&["run", file.to_str().unwrap()]);
+    assert_eq!(ran.code, 2, "an input error (§8): {}", ran.stderr);
+    assert!(ran.stderr.contains("day.jsonl.zst"), "{}", ran.stderr);
+    let at = offset(&ran.stderr);
+    // zstd decodes a block whole: the offset is in the damaged block, not a read before.
+    assert!(
+        (start..end).contains(&at),
+        "byte {at}: the damaged block is {start}..{end}, damaged {damaged:?}"
+    );
+    assert!(!ran.stderr.contains("truncated"), "{}", ran.stderr);
+    assert!(product.checkpoint("day.jsonl.zst").is_none());
+
+    // As a part, after a plain one: the part is named, at the same stored offset.
+    let dir = write_set(
+        &product,
+        "set",
+        &[("a.jsonl", &text(&lines())), ("b.jsonl.zst", &stored)],
+        true,
+    );
+    let ran = product.wharf(&["run", dir.to_str().unwrap()]);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(ran.stderr.contains("b.jsonl.zst"), "{}", ran.stderr);
+    assert_eq!(offset(&ran.stderr), at, "{}", ran.stderr);
+    assert!(product.checkpoint("set").is_none());
+    assert!(
+        written(&product).iter().all(|p| p.ends_with(".lock")),
+        "{:?}",
+        written(&product)
+    );
+}
+
 #[test]
 fn memory_stays_bounded_whatever_the_compression_ratio() {
     let product = Product::with_settings("");
