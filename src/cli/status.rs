@@ -35,9 +35,9 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     let key = |o: &Owner| (o.input_name.clone(), o.input_sha256.clone());
     let mut parts: BTreeMap<(String, String), Vec<PartDigest>> = BTreeMap::new();
     for owner in published.dates.values().filter_map(|p| p.owner.as_ref()) {
-        if !parts.contains_key(&key(owner)) {
-            parts.insert(key(owner), state::owner_parts(config, owner));
-        }
+        parts
+            .entry(key(owner))
+            .or_insert_with(|| state::owner_parts(config, owner));
     }
     let parts_of = |o: &Owner| parts.get(&key(o)).filter(|p| !p.is_empty());
     if json {
