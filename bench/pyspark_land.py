@@ -3,21 +3,27 @@ way a Spark team writes it.
 
   python3 bench/pyspark_land.py FILE OUT_DIR [--remote sc://127.0.0.1:15002 | --master 'local[2]']
 
-Reads FILE as JSON lines on the declared schema (PERMISSIVE, malformed lines into a
-corrupt-record column), drops the lines Spark cannot use (malformed, a required field
-missing, an updated_at Spark's own parser rejects), keeps row_number() = 1 per order_id
-ordered by updated_at desc then seq desc nulls last, and writes Parquet partitioned by
-event_date (the UTC date of updated_at) to OUT_DIR, overwriting it. No retry or conflict
-check, no prohibited or unknown fields, no reject cap, no date or shrink guard, no
-quarantine, no atomic swap: what the contract adds is what this job leaves out.
+First hashes FILE on the driver (SHA-256 with hashlib, 1 MiB reads: the identity a
+landing job records so that it can tell a redelivery), then reads FILE as JSON lines on
+the declared schema (PERMISSIVE, malformed lines into a corrupt-record column), drops the
+lines Spark cannot use (malformed, a required field missing, an updated_at Spark's own
+parser rejects), keeps row_number() = 1 per order_id ordered by updated_at desc then seq
+desc nulls last, and writes Parquet partitioned by event_date (the UTC date of
+updated_at) to OUT_DIR with dynamic partition overwrite
+(spark.sql.sources.partitionOverwriteMode=dynamic): the dates the input has are
+replaced, the others under OUT_DIR stay, as in Wharf's replace mode. The hash is only
+printed: no checkpoint, no skip of a file landed before. No retry or conflict check, no
+prohibited or unknown fields, no reject cap, no date or shrink guard, no quarantine, no
+atomic swap: what the contract adds is what this job leaves out.
 
 --remote runs it through a Spark Connect server (the default, the server of spark.sh);
 --master starts a classic in-process Spark instead (the JVM's start-up is then in the
-time). Prints the Spark version and where it wrote; counts nothing, since a count is one
-more pass over the data.
+time). Prints the input's SHA-256, the Spark version and where it wrote; counts nothing,
+since a count is one more pass over the data.
 """
 
 import argparse
+import hashlib
 import sys
 
 from pyspark.sql import SparkSession, Window
@@ -45,7 +51,18 @@ def session(args: argparse.Namespace) -> SparkSession:
     spark = builder.getOrCreate()
     spark.conf.set("spark.sql.session.timeZone", "UTC")  # event_date is the UTC date
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    # An overwrite replaces only the event_date partitions it writes, not all of OUT_DIR.
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     return spark
+
+
+def sha256(path: str) -> str:
+    """The file's SHA-256 in lower-case hex, read on the driver 1 MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def land(spark: SparkSession, src: str, out: str) -> None:
@@ -77,6 +94,7 @@ def main() -> int:
                        help="a Spark Connect server (default %(default)s)")
     where.add_argument("--master", help="a classic Spark master instead, e.g. 'local[2]'")
     args = ap.parse_args()
+    print(f"sha256 {sha256(args.file)}  {args.file}", flush=True)
     spark = session(args)
     land(spark, args.file, args.out_dir)
     print(f"pyspark {spark.version}: wrote {args.out_dir} via {args.master or args.remote}")

@@ -11,8 +11,9 @@ use crate::plan::{Action, NOT_RANKED, Plan};
 /// Findings a JSON plan lists; `findings_total` counts them all.
 const FINDINGS_SHOWN: usize = 1000;
 
-/// The counts only the row work (§2–4) makes.
-const UNRANKED_COUNTS: [&str; 3] = ["retries", "keys", "ties_by_arrival"];
+/// The counts only the row work (§2–4) makes: `stale` too, which only ranking against the
+/// published rows finds (merge mode; replace mode's is 0 when ranked, unknown when not).
+const UNRANKED_COUNTS: [&str; 4] = ["retries", "keys", "ties_by_arrival", "stale"];
 
 /// The §8 object of a plan (`action` publish/skip/refuse).
 pub fn plan_json(plan: &Plan) -> Json {
@@ -193,4 +194,57 @@ pub fn inert(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Counts, Refusal};
+
+    /// A plan the Spark engine refused on the reject cap before any Spark job: what its
+    /// driver counted stays a number, what only the row work counts is null.
+    fn refused_before_the_row_work() -> Plan {
+        Plan {
+            product: "orders".into(),
+            input_name: "day.jsonl".into(),
+            input_sha256: "ab".repeat(32),
+            action: Action::Refuse,
+            refusal: Some(Refusal::RejectCap {
+                rejected: 3,
+                max: 1,
+            }),
+            allowed_shrink: Vec::new(),
+            counts: Counts {
+                lines: 10,
+                accepted: 7,
+                rejected: 3,
+                ..Counts::default()
+            },
+            dates: Vec::new(),
+            unranked: true,
+            findings: Vec::new(),
+            parts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_unranked_plan_has_null_for_every_count_the_row_work_makes() {
+        let json = plan_json(&refused_before_the_row_work());
+        for unknown in ["retries", "keys", "ties_by_arrival", "stale"] {
+            assert!(json["counts"][unknown].is_null(), "{unknown}: {json}");
+        }
+        assert!(json["dates"].is_null(), "{json}");
+        for (counted, n) in [("lines", 10), ("accepted", 7), ("rejected", 3)] {
+            assert_eq!(json["counts"][counted], n, "{counted}: {json}");
+        }
+        assert_eq!(json["reason"], "reject_cap");
+    }
+
+    #[test]
+    fn an_unranked_plans_text_says_not_ranked_and_no_zero_keys() {
+        let text = plan_text(&refused_before_the_row_work(), "would refuse");
+        assert!(text.contains(NOT_RANKED), "{text}");
+        assert!(!text.contains("keys"), "{text}");
+        assert!(!text.contains("stale"), "{text}");
+    }
 }

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::exit;
 use crate::input::PartDigest;
 use crate::land::commit;
+use crate::plan::Owner;
 use crate::store::state;
 use std::collections::BTreeMap;
 
@@ -28,22 +29,17 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
         TableFormat::Hive => "hive",
         TableFormat::Delta => "delta",
     };
-    // Which parts each owning set had (§11.3), from its checkpoint.
-    let mut parts: BTreeMap<String, Vec<PartDigest>> = BTreeMap::new();
+    // Which parts each owning set had (§11.3), from its checkpoint; by identity too: a
+    // date still owned by an earlier landing of the same name was not published by the
+    // parts the checkpoint now lists.
+    let key = |o: &Owner| (o.input_name.clone(), o.input_sha256.clone());
+    let mut parts: BTreeMap<(String, String), Vec<PartDigest>> = BTreeMap::new();
     for owner in published.dates.values().filter_map(|p| p.owner.as_ref()) {
-        if !parts.contains_key(&owner.input_name) {
-            // A corrupt checkpoint is the landing's to report; status still shows the dates.
-            let checkpoint = state::read_checkpoint(config, &owner.input_name)
-                .ok()
-                .flatten();
-            let held = checkpoint
-                .filter(|c| c.input_sha256 == owner.input_sha256)
-                .map(|c| c.parts)
-                .unwrap_or_default();
-            parts.insert(owner.input_name.clone(), held);
-        }
+        parts
+            .entry(key(owner))
+            .or_insert_with(|| state::owner_parts(config, owner));
     }
-    let parts_of = |name: &str| parts.get(name).filter(|p| !p.is_empty());
+    let parts_of = |o: &Owner| parts.get(&key(o)).filter(|p| !p.is_empty());
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -56,7 +52,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                     "owner": p.owner.as_ref().map(|o| &o.input_name),
                     "owner_sha256": p.owner.as_ref().map(|o| &o.input_sha256),
                     "published_at": entry.map(|e| &e.published_at),
-                    "owner_parts": p.owner.as_ref().and_then(|o| parts_of(&o.input_name)),
+                    "owner_parts": p.owner.as_ref().and_then(parts_of),
                 })
             })
             .collect();
@@ -91,28 +87,68 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             inert(&root)
         ))?;
     }
+    // Each owning set once, after the dates: its parts are the same on every date it owns.
+    let mut sets: Vec<(&Owner, &Vec<PartDigest>)> = Vec::new();
     for (date, p) in &published.dates {
         let owner = p
             .owner
             .as_ref()
             .map_or("unknown (not in the manifest)".to_owned(), |o| {
-                format!(
-                    "{} ({})",
-                    inert(&o.input_name),
-                    &o.input_sha256[..o.input_sha256.len().min(12)]
-                )
+                format!("{} ({})", inert(&o.input_name), short(&o.input_sha256))
             });
-        let set = p
-            .owner
-            .as_ref()
-            .and_then(|o| parts_of(&o.input_name))
-            .map_or(String::new(), |parts| {
-                format!("  set of {} parts", parts.len())
-            });
+        let set = p.owner.as_ref().and_then(|o| Some((o, parts_of(o)?)));
+        if let Some((o, parts)) = set
+            && !sets.iter().any(|(seen, _)| *seen == o)
+        {
+            sets.push((o, parts));
+        }
+        let set = set.map_or(String::new(), |(_, parts)| {
+            format!("  set of {} parts", parts.len())
+        });
         emit(&format!(
             "event_date={date}  {:>10} rows  {owner}{set}",
             p.rows
         ))?;
     }
+    for (owner, parts) in sets {
+        emit(&parts_text(owner, parts))?;
+    }
     Ok(exit::SUCCESS)
+}
+
+/// The parts a text status lists of one set; the rest are counted (`--json` has all).
+const PARTS_LISTED: usize = 20;
+
+/// A hash as the text status shows it.
+fn short(sha256: &str) -> &str {
+    &sha256[..sha256.len().min(12)]
+}
+
+/// The parts of set `owner`: a heading with their number and bytes, then one line per part
+/// (name, size, short hash) up to [`PARTS_LISTED`], then how many more.
+fn parts_text(owner: &Owner, parts: &[PartDigest]) -> String {
+    let bytes: u64 = parts.iter().map(|p| p.size).sum();
+    let listed = &parts[..parts.len().min(PARTS_LISTED)];
+    let names: Vec<String> = listed.iter().map(|p| inert(&p.name)).collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let mut out = format!(
+        "{} ({}): set of {} parts, {bytes} bytes",
+        inert(&owner.input_name),
+        short(&owner.input_sha256),
+        parts.len()
+    );
+    for (name, part) in names.iter().zip(listed) {
+        out.push_str(&format!(
+            "\n  {name:<width$}  {:>12} bytes  {}",
+            part.size,
+            short(&part.sha256)
+        ));
+    }
+    if parts.len() > listed.len() {
+        out.push_str(&format!(
+            "\n  … and {} more (wharf status --json lists them all)",
+            parts.len() - listed.len()
+        ));
+    }
+    out
 }

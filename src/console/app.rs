@@ -269,6 +269,9 @@ pub struct PartitionRow {
     pub rows: u64,
     pub owner: Option<String>,
     pub owner_sha256: Option<String>,
+    /// The owner's parts by name when it is a set (§11.3), from its checkpoint while that
+    /// records this landing; empty for a single file.
+    pub owner_parts: Vec<String>,
     pub published_at: Option<String>,
     /// The newest generation in the trash (what a restore brings back) and how many.
     pub previous: Option<Generation>,

@@ -66,6 +66,7 @@ mod tests {
                 rows: 3,
                 owner: None,
                 owner_sha256: None,
+                owner_parts: Vec::new(),
                 published_at: None,
                 previous: None,
                 generations: 0,

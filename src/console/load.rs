@@ -2,11 +2,14 @@
 //! quarantine, run log, partitions and their trash) and [`rejects`]. All through the
 //! core's own readers; a problem with one part is reported, the rest still shows.
 
+use std::collections::BTreeMap;
+
 use super::app::{PartitionRow, TableAt};
 use super::msg::Snapshot;
 use crate::config::{Config, TableFormat};
 use crate::inbox;
 use crate::land::{commit, delta_trash, quarantine, runlog, trash};
+use crate::plan::Owner;
 use crate::store::state;
 
 /// How many of the newest runs the History view lists: the run log grows without bound
@@ -61,6 +64,7 @@ fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, TableA
     let published = commit::published(&found, None, &manifest);
     let trash = delta_trash::read(config, &found)?;
     let mut rows = Vec::with_capacity(published.dates.len());
+    let mut parts = OwnerParts::default();
     for (date, now) in published.dates {
         let key = date.to_string();
         let entry = manifest.dates.get(&key);
@@ -68,6 +72,7 @@ fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, TableA
         rows.push(PartitionRow {
             date: key.clone(),
             rows: now.rows,
+            owner_parts: parts.of(config, now.owner.as_ref()),
             owner: now.owner.as_ref().map(|o| o.input_name.clone()),
             owner_sha256: now.owner.map(|o| o.input_sha256),
             published_at: entry.map(|e| e.published_at.clone()),
@@ -89,6 +94,7 @@ fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
     let manifest = state::read_manifest(config)?;
     let published = state::published(config, None, &manifest)?;
     let mut rows = Vec::with_capacity(published.dates.len());
+    let mut parts = OwnerParts::default();
     for (date, now) in published.dates {
         let entry = manifest.dates.get(&date.to_string());
         let generations = trash::generations(config, date)?;
@@ -99,6 +105,7 @@ fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
         rows.push(PartitionRow {
             date: date.to_string(),
             rows: now.rows,
+            owner_parts: parts.of(config, now.owner.as_ref()),
             owner: now.owner.as_ref().map(|o| o.input_name.clone()),
             owner_sha256: now.owner.map(|o| o.input_sha256),
             published_at: entry.map(|e| e.published_at.clone()),
@@ -107,6 +114,26 @@ fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
         });
     }
     Ok(rows)
+}
+
+/// Each owner's part names, its checkpoint read once however many dates it owns.
+#[derive(Default)]
+struct OwnerParts(BTreeMap<(String, String), Vec<String>>);
+
+impl OwnerParts {
+    fn of(&mut self, config: &Config, owner: Option<&Owner>) -> Vec<String> {
+        let Some(owner) = owner else {
+            return Vec::new();
+        };
+        let key = (owner.input_name.clone(), owner.input_sha256.clone());
+        self.0
+            .entry(key)
+            .or_insert_with(|| {
+                let parts = state::owner_parts(config, owner);
+                parts.into_iter().map(|p| p.name).collect()
+            })
+            .clone()
+    }
 }
 
 /// One quarantine entry's summary and rejects.

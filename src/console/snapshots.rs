@@ -279,18 +279,13 @@ fn the_top_bar_names_the_engine_and_never_the_remotes_token() {
     assert!(!top.contains("s3cret") && !top.contains("token"), "{top}");
 }
 
-/// A set of two parts (the courier burst split after its fourth line, a retry of its
-/// third line opening the second part) and the same burst gzipped: the Raw tab in the
-/// second part, the Ranked tab's `part:line`, and the Raw tab at the gzip file's end.
-#[test]
-fn a_set_and_a_compressed_input() {
-    use std::io::Write;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config::load(&fixture::copy_samples(dir.path())).expect("sample config");
-    let burst = std::fs::read_to_string(dir.path().join("inbox/02-courier-burst.jsonl"))
-        .expect("the burst");
+/// Writes the courier burst as set `04-courier-set` of two parts, split after its fourth
+/// line, a retry of its third line opening the second part; the burst's text.
+fn courier_set(dir: &Path) -> String {
+    let burst =
+        std::fs::read_to_string(dir.join("inbox/02-courier-burst.jsonl")).expect("the burst");
     let lines: Vec<&str> = burst.lines().collect();
-    let set = dir.path().join("inbox/04-courier-set");
+    let set = dir.join("inbox/04-courier-set");
     std::fs::create_dir(&set).expect("the set");
     let parts = [
         lines[..4].join("\n") + "\n",
@@ -299,7 +294,19 @@ fn a_set_and_a_compressed_input() {
     for (i, part) in parts.iter().enumerate() {
         std::fs::write(set.join(format!("part-0000{i}.jsonl")), part).expect("a part");
     }
-    fixture::write_input(dir.path(), "04-courier-set/_SUCCESS", b"", 10);
+    fixture::write_input(dir, "04-courier-set/_SUCCESS", b"", 10);
+    burst
+}
+
+/// A set of two parts (the courier burst split after its fourth line, a retry of its
+/// third line opening the second part) and the same burst gzipped: the Raw tab in the
+/// second part, the Ranked tab's `part:line`, and the Raw tab at the gzip file's end.
+#[test]
+fn a_set_and_a_compressed_input() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config::load(&fixture::copy_samples(dir.path())).expect("sample config");
+    let burst = courier_set(dir.path());
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(burst.as_bytes()).expect("gzip");
     let gz = gz.finish().expect("gzip");
@@ -330,4 +337,125 @@ fn a_set_and_a_compressed_input() {
     );
     assert_eq!(c.app.raw.cursor, 11, "the gzip file's last line");
     snap_at(&mut c, "raw_gzip", NEWER_SIZES);
+}
+
+/// The History view after the courier set landed and a run the Spark engine refused on
+/// the reject cap before any row work (its run-log line, as that engine writes it): the
+/// refusal's row says `keys –`, never `keys 0`, and its detail line that it was not
+/// ranked; the set's run and the date it owns name its parts.
+#[test]
+fn history_of_a_set_and_of_a_refusal_before_the_row_work() {
+    use crate::land::runlog::{self, RunRecord};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config::load(&fixture::copy_samples(dir.path())).expect("sample config");
+    courier_set(dir.path());
+    let mut c = Console::new(config.clone(), theme::embedded("dark"), Vec::new());
+    settle(&mut c);
+    steps(
+        &mut c,
+        [Intent::Top, Intent::Down, Intent::Down, Intent::Down],
+    );
+    steps(&mut c, [Intent::Run, Intent::Confirm, Intent::Back]);
+    let refused = RunRecord {
+        time: "2024-03-03T09:00:00.000000Z".into(),
+        product: config.product.clone(),
+        input_name: "05-partner-export.jsonl".into(),
+        input_sha256: "5e".repeat(32),
+        action: "refused".into(),
+        reason: Some("reject_cap".into()),
+        dates: Vec::new(),
+        counts: crate::plan::Counts {
+            lines: 40,
+            accepted: 28,
+            rejected: 12,
+            ..Default::default()
+        },
+        unranked: true,
+        duration_ms: 300,
+        tool_version: "0.1.0".into(),
+        swaps: Vec::new(),
+        engine: "spark sc://localhost:15002".into(),
+        engine_settings: Default::default(),
+        table_version: None,
+        parts: Vec::new(),
+    };
+    runlog::append(&config, &refused).expect("the run log");
+    steps(
+        &mut c,
+        [Intent::Show(View::History), Intent::Reload, Intent::Top],
+    );
+    let actions: Vec<&str> = c
+        .app
+        .history
+        .runs
+        .iter()
+        .map(|r| r.action.as_str())
+        .collect();
+    assert_eq!(actions, ["refused", "published"], "newest first");
+
+    c.step(Msg::Resize(140, 45));
+    let text = screen(&c, 140, 45);
+    let row = text
+        .lines()
+        .find(|l| l.contains("05-partner-export"))
+        .expect("the row");
+    assert!(row.contains("keys – · rejected 12"), "{row}");
+    assert!(text.contains(crate::plan::NOT_RANKED), "{text}");
+    assert!(!text.contains("keys 0"), "{text}");
+    snap_at(&mut c, "history_unranked", NEWER_SIZES);
+
+    steps(&mut c, [Intent::Down]);
+    let text = screen(&c, 140, 45);
+    let parts = "set of 2 parts: part-00000.jsonl, part-00001.jsonl";
+    assert!(text.contains(parts), "{text}");
+    assert!(!text.contains(crate::plan::NOT_RANKED), "{text}");
+    snap_at(&mut c, "history_set", NEWER_SIZES);
+
+    steps(&mut c, [Intent::NextPane]);
+    let text = screen(&c, 140, 45);
+    assert!(text.contains(&format!("04-courier-set: {parts}")), "{text}");
+    snap_at(&mut c, "history_set_partitions", NEWER_SIZES);
+}
+
+/// A plan the Spark engine refused on the reject cap before any row work, in the Inbox:
+/// the courier burst (3 rejects) under `max_rejected_lines = 1`, its plan as that engine
+/// makes it (no dates, nothing ranked). Dates and counts say "not ranked", never `keys 0`.
+#[test]
+fn a_plan_refused_before_the_row_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = Config::load(&fixture::copy_samples(dir.path())).expect("sample config");
+    config.max_rejected_lines = 1;
+    let mut c = Console::new(config, theme::embedded("dark"), Vec::new());
+    settle(&mut c);
+    steps(&mut c, [Intent::Top, Intent::Down]);
+    let super::app::PlanState::Ready(ranked) = &c.app.inbox.plan else {
+        panic!("the courier burst's plan: {:?}", c.app.inbox.plan);
+    };
+    assert_eq!(ranked.reason(), Some("reject_cap"));
+    let counts = crate::plan::Counts {
+        retries: 0,
+        keys: 0,
+        ties_by_arrival: 0,
+        ..ranked.counts.clone()
+    };
+    let unranked = crate::plan::Plan {
+        product: ranked.product.clone(),
+        input_name: ranked.input_name.clone(),
+        input_sha256: ranked.input_sha256.clone(),
+        action: ranked.action,
+        refusal: ranked.refusal.clone(),
+        allowed_shrink: Vec::new(),
+        counts,
+        dates: Vec::new(),
+        unranked: true,
+        findings: ranked.findings.clone(),
+        parts: Vec::new(),
+    };
+    c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
+    c.step(Msg::Resize(140, 45));
+    let text = screen(&c, 140, 45);
+    assert_eq!(text.matches(crate::plan::NOT_RANKED).count(), 2, "{text}");
+    assert!(text.contains("REFUSE  reject_cap"), "{text}");
+    assert!(!text.contains("keys"), "{text}");
+    snap_at(&mut c, "inbox_plan_unranked", NEWER_SIZES);
 }

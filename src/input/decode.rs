@@ -104,11 +104,88 @@ impl BufRead for Stored<'_> {
     }
 }
 
+/// zstd fed no more than it asks for next (its hint: the rest of the header or block it
+/// is in), so each call decodes at most one block, and a block that does not decode
+/// leaves [`Stored::consumed`] at that block. zstd's own reader hands the decoder every
+/// byte read, many blocks a call, and an error leaves the offset where that read began,
+/// up to a whole buffer before the damage.
+struct Zstd<'a> {
+    stored: Stored<'a>,
+    decoder: zstd::stream::raw::Decoder<'static>,
+    /// The input the decoder asked for next.
+    want: usize,
+    /// A frame ended, its output all handed out; more input starts the next frame.
+    frame_ended: bool,
+}
+
+impl<'a> Zstd<'a> {
+    fn new(stored: Stored<'a>) -> std::io::Result<Zstd<'a>> {
+        Ok(Zstd {
+            stored,
+            decoder: zstd::stream::raw::Decoder::new()?,
+            want: 1,
+            frame_ended: false,
+        })
+    }
+
+    /// Takes the decoder's answer to one call: 0 when its frame ended, else what it
+    /// wants next.
+    fn asked(&mut self, hint: usize) {
+        if hint == 0 {
+            self.frame_ended = true;
+        } else {
+            self.want = hint;
+        }
+    }
+}
+
+impl Read for Zstd<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        if out.is_empty() {
+            return Ok(0);
+        }
+        // First what the decoder still holds of its last block, without new input.
+        let mut dst = OutBuffer::around(&mut *out);
+        let hint = self.decoder.run(&mut InBuffer::around(&[]), &mut dst)?;
+        let written = dst.pos();
+        self.asked(hint);
+        if written > 0 {
+            return Ok(written);
+        }
+        loop {
+            let input = self.stored.fill_buf()?;
+            if input.is_empty() {
+                if self.frame_ended {
+                    return Ok(0);
+                }
+                let kind = std::io::ErrorKind::UnexpectedEof;
+                return Err(std::io::Error::new(kind, "incomplete frame"));
+            }
+            if self.frame_ended {
+                self.decoder.reinit()?;
+                (self.frame_ended, self.want) = (false, 1);
+            }
+            let fed = &input[..input.len().min(self.want)];
+            let mut src = InBuffer::around(fed);
+            let mut dst = OutBuffer::around(&mut *out);
+            // On an error nothing of `fed` is consumed: the offset stays at its start.
+            let hint = self.decoder.run(&mut src, &mut dst)?;
+            let (used, written) = (src.pos(), dst.pos());
+            self.stored.consume(used);
+            self.asked(hint);
+            if written > 0 {
+                return Ok(written);
+            }
+        }
+    }
+}
+
 enum Decoder<'a> {
     Plain(Stored<'a>),
     // Boxed: one per part, and the gzip state is the largest by far.
     Gzip(Box<flate2::bufread::MultiGzDecoder<Stored<'a>>>),
-    Zstd(zstd::stream::read::Decoder<'static, Stored<'a>>),
+    Zstd(Zstd<'a>),
 }
 
 impl<'a> Decoder<'a> {
@@ -116,7 +193,7 @@ impl<'a> Decoder<'a> {
         match self {
             Decoder::Plain(s) => s,
             Decoder::Gzip(d) => d.get_ref(),
-            Decoder::Zstd(d) => d.get_ref(),
+            Decoder::Zstd(d) => &d.stored,
         }
     }
 
@@ -124,7 +201,7 @@ impl<'a> Decoder<'a> {
         match self {
             Decoder::Plain(s) => s,
             Decoder::Gzip(d) => d.into_inner(),
-            Decoder::Zstd(d) => d.finish(),
+            Decoder::Zstd(d) => d.stored,
         }
     }
 }
@@ -150,8 +227,7 @@ impl<'a> PartReader<'a> {
             Codec::Plain => Decoder::Plain(stored),
             Codec::Gzip => Decoder::Gzip(Box::new(flate2::bufread::MultiGzDecoder::new(stored))),
             Codec::Zstd => Decoder::Zstd(
-                zstd::stream::read::Decoder::with_buffer(stored)
-                    .map_err(|e| part.io_error("start its zstd decoder", e))?,
+                Zstd::new(stored).map_err(|e| part.io_error("start its zstd decoder", e))?,
             ),
         };
         Ok(PartReader { part, decoder })
@@ -249,7 +325,9 @@ mod tests {
         let data: Vec<u8> = (0..50_000)
             .flat_map(|i| format!("{i}\n").into_bytes())
             .collect();
-        let zst = zstd::encode_all(&data[..], 3).unwrap();
+        // Two zstd frames, as concatenating sinks write them too.
+        let mut zst = zstd::encode_all(&data[..7000], 3).unwrap();
+        zst.extend(zstd::encode_all(&data[7000..], 3).unwrap());
         // Two gzip members, as concatenating sinks write them.
         let mut gz = gzip(&data[..1000]);
         gz.extend(gzip(&data[1000..]));

@@ -24,8 +24,8 @@ pub struct RunRecord {
     pub reason: Option<String>,
     pub dates: Vec<String>,
     pub counts: Counts,
-    /// The engine refused before the row work: `retries`, `keys`, `ties_by_arrival` and
-    /// the dates were never counted (their zeros are not counts).
+    /// The engine refused before the row work: `retries`, `keys`, `ties_by_arrival`,
+    /// `stale` and the dates were never counted (their zeros are not counts).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unranked: bool,
     pub duration_ms: u64,

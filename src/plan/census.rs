@@ -22,7 +22,8 @@ pub struct Census {
     /// changes or empties, with its whole new row count.
     pub dates: BTreeMap<Date, DateCensus>,
     /// The engine stopped before the row work (§2–4), because §1 alone already refuses:
-    /// `retries`, `keys`, `ties_by_arrival` and the dates are then unknown, not zero.
+    /// `retries`, `keys`, `ties_by_arrival`, `stale` and the dates are then unknown, not
+    /// zero.
     pub unranked: bool,
 }
 

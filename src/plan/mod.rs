@@ -192,7 +192,8 @@ pub struct Plan {
     pub allowed_shrink: Vec<Date>,
     pub counts: Counts,
     pub dates: Vec<DatePlan>,
-    /// The census stopped before the row work: retries, keys, ties and dates are unknown.
+    /// The census stopped before the row work: retries, keys, ties, stale and dates are
+    /// unknown.
     pub unranked: bool,
     /// Rejects and breaches in line order (written to quarantine).
     pub findings: Vec<LineFinding>,

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::plan::{Checkpoint, Manifest, Published, PublishedDate};
+use crate::input::PartDigest;
+use crate::plan::{Checkpoint, Manifest, Owner, Published, PublishedDate};
 use crate::store::{atomic, parquet_files};
 
 /// The folder of `date` under `root`: `event_date=YYYY-MM-DD`.
@@ -37,6 +38,19 @@ pub fn read_checkpoint(config: &Config, name: &str) -> Result<Option<Checkpoint>
             path,
             detail: e.to_string(),
         })
+}
+
+/// The parts of the set that published as `owner` (§11.3), from its checkpoint while that
+/// still records this landing (same identity); empty for a single file, and when the
+/// checkpoint is missing, of a later landing, or unreadable (the next landing reports
+/// that; a listing still shows its dates).
+pub fn owner_parts(config: &Config, owner: &Owner) -> Vec<PartDigest> {
+    read_checkpoint(config, &owner.input_name)
+        .ok()
+        .flatten()
+        .filter(|c| c.input_sha256 == owner.input_sha256)
+        .map(|c| c.parts)
+        .unwrap_or_default()
 }
 
 /// Writes the checkpoint atomically.

@@ -199,6 +199,78 @@ fn identity_follows_every_part_and_the_checkpoint_lists_them() {
     assert_eq!(last["parts"], serde_json::json!(["b.jsonl", "c.jsonl"]));
 }
 
+/// `wharf status` lists the parts of each set that owns a date, once, after the dates:
+/// name (sanitized), size and short hash of the first 20, then how many more; a date
+/// still owned by an earlier landing of the same name shows no parts (they are not its).
+#[test]
+fn status_lists_the_parts_of_the_set_that_owns_each_date() {
+    let product = Product::with_settings("");
+    // 25 parts, one event each: the first 12 on March 1st, the rest on the 2nd; the
+    // first part's name holds a terminal escape.
+    let mut named: Vec<(String, Vec<u8>)> = (0..25)
+        .map(|i| {
+            let day = if i < 12 { "01" } else { "02" };
+            let at = format!("2024-03-{day}T10:00:00Z");
+            let part = text(&[event(&format!("e{i}"), i, "A", &at)]);
+            (format!("part-{i:05}.jsonl"), part)
+        })
+        .collect();
+    named[0].0 = "part-00000\x1b[2J.jsonl".to_owned();
+    let borrowed: Vec<(&str, &[u8])> = named.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
+    let dir = write_set(&product, "day", &borrowed, true);
+    assert_eq!(product.run_json(&dir).code, 0);
+    let set_sha = identity_of(&dir);
+
+    let status = product.wharf(&["status"]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let out = &status.stdout;
+    assert!(
+        !out.contains('\x1b'),
+        "a part's name steered the terminal: {out}"
+    );
+    let heading = format!("day ({}): set of 25 parts, ", &set_sha[..12]);
+    assert_eq!(
+        out.matches(&heading).count(),
+        1,
+        "once for both dates: {out}"
+    );
+    assert_eq!(out.matches("  set of 25 parts").count(), 2, "{out}");
+    let (name, bytes) = &named[19];
+    let sha = format!("{:x}", Sha256::digest(bytes));
+    let line = out.lines().find(|l| l.contains(name.as_str())).unwrap();
+    assert!(
+        line.contains(&format!(" {} bytes  {}", bytes.len(), &sha[..12])),
+        "{line}"
+    );
+    assert!(out.contains("part-00000\u{FFFD}[2J.jsonl"), "{out}");
+    assert!(
+        !out.contains("part-00020.jsonl"),
+        "only the first 20: {out}"
+    );
+    assert!(out.contains("… and 5 more"), "{out}");
+    let json = product.wharf(&["status", "--json"]).json();
+    let listed = json["dates"][0]["owner_parts"].as_array().unwrap();
+    assert_eq!(listed.len(), 25, "--json lists them all");
+
+    // The set again with March 2nd only: March 1st stays the first landing's, whose
+    // parts the checkpoint no longer records.
+    for (name, _) in &named[..12] {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    assert_eq!(product.run_json(&dir).code, 0);
+    let out = product.wharf(&["status"]).stdout;
+    let day = |date: &str| out.lines().find(|l| l.contains(date)).unwrap().to_owned();
+    assert!(
+        day("event_date=2024-03-01").ends_with(&format!("({})", &set_sha[..12])),
+        "{out}"
+    );
+    assert!(
+        day("event_date=2024-03-02").ends_with("  set of 13 parts"),
+        "{out}"
+    );
+    assert!(out.contains(": set of 13 parts, "), "{out}");
+}
+
 /// Everything the product wrote outside its inbox.
 fn written(product: &Product) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = ["lake", "state", "quarantine"]
@@ -406,6 +478,92 @@ fn a_truncated_gz_names_the_file_and_offset_with_nothing_written() {
     let ran = product.wharf(&["run", dir.to_str().unwrap()]);
     assert_eq!(ran.code, 2, "{}", ran.stderr);
     assert!(ran.stderr.contains("b.jsonl.gz"), "{}", ran.stderr);
+    assert!(
+        written(&product).iter().all(|p| p.ends_with(".lock")),
+        "{:?}",
+        written(&product)
+    );
+}
+
+/// Where each block of zstd frame `stored` starts, and whether it is compressed (a raw or
+/// RLE block has no entropy coding to damage): the frame header's size from its
+/// descriptor, then the 3-byte block headers.
+fn zstd_blocks(stored: &[u8]) -> Vec<(usize, bool)> {
+    let descriptor = stored[4];
+    let single_segment = descriptor & 0x20 != 0;
+    let content_size = [usize::from(single_segment), 2, 4, 8][usize::from(descriptor >> 6)];
+    let dictionary = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let mut at = 5 + usize::from(!single_segment) + dictionary + content_size;
+    let mut blocks = Vec::new();
+    loop {
+        let header = u32::from_le_bytes([stored[at], stored[at + 1], stored[at + 2], 0]);
+        let (last, kind, size) = (header & 1 == 1, (header >> 1) & 3, (header >> 3) as usize);
+        blocks.push((at, kind == 2));
+        at += 3 + if kind == 1 { 1 } else { size };
+        if last {
+            return blocks;
+        }
+    }
+}
+
+/// A `.zst` whose bytes are damaged mid-stream (a compressed block's content overwritten,
+/// the frame otherwise whole): an input error (exit 2) naming the file and a byte offset
+/// inside the damaged block, not the file's end; nothing published, no checkpoint. As a
+/// part of a set too.
+#[test]
+fn a_damaged_zst_names_the_file_and_the_offset_with_nothing_written() {
+    let product = Product::with_settings("");
+    let plain: Vec<u8> = crate::kit::Events::new(20_000)
+        .lines()
+        .iter()
+        .flat_map(|l| [&l[..], b"\n"].concat())
+        .collect();
+    let mut stored = zstd(&plain);
+    let blocks = zstd_blocks(&stored);
+    assert!(blocks.len() > 4, "{} blocks", blocks.len());
+    let middle = blocks.len() / 2;
+    let (start, end) = (blocks[middle..].iter())
+        .zip(&blocks[middle + 1..])
+        .find(|((_, compressed), _)| *compressed)
+        .map(|((start, _), (next, _))| (*start, *next))
+        .expect("a compressed block past the middle");
+    let damaged = start + 3..start + 67;
+    assert!(damaged.end < end, "a block of more than 64 bytes");
+    stored[damaged.clone()].fill(0xFF);
+    let offset = |stderr: &str| -> usize {
+        let at = stderr
+            .find("does not decode as zstd at byte ")
+            .expect(stderr);
+        let digits = &stderr[at + 32..];
+        let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().expect(stderr)
+    };
+
+    let file = product.input_bytes("day.jsonl.zst", &stored);
+    let ran = product.wharf(&["run", file.to_str().unwrap()]);
+    assert_eq!(ran.code, 2, "an input error (§8): {}", ran.stderr);
+    assert!(ran.stderr.contains("day.jsonl.zst"), "{}", ran.stderr);
+    let at = offset(&ran.stderr);
+    // zstd decodes a block whole: the offset is in the damaged block, not a read before.
+    assert!(
+        (start..end).contains(&at),
+        "byte {at}: the damaged block is {start}..{end}, damaged {damaged:?}"
+    );
+    assert!(!ran.stderr.contains("truncated"), "{}", ran.stderr);
+    assert!(product.checkpoint("day.jsonl.zst").is_none());
+
+    // As a part, after a plain one: the part is named, at the same stored offset.
+    let dir = write_set(
+        &product,
+        "set",
+        &[("a.jsonl", &text(&lines())), ("b.jsonl.zst", &stored)],
+        true,
+    );
+    let ran = product.wharf(&["run", dir.to_str().unwrap()]);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(ran.stderr.contains("b.jsonl.zst"), "{}", ran.stderr);
+    assert_eq!(offset(&ran.stderr), at, "{}", ran.stderr);
+    assert!(product.checkpoint("set").is_none());
     assert!(
         written(&product).iter().all(|p| p.ends_with(".lock")),
         "{:?}",

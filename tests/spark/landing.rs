@@ -34,7 +34,7 @@ pub fn agreed(out: &Value) -> Value {
         Some("prohibited_field" | "unknown_field" | "reject_cap")
     );
     if driver_refusal && let Some(map) = counts.as_object_mut() {
-        for only_ranked in ["accepted", "retries", "keys", "ties_by_arrival"] {
+        for only_ranked in ["accepted", "retries", "keys", "ties_by_arrival", "stale"] {
             map.remove(only_ranked);
         }
     }
@@ -154,7 +154,7 @@ fn a_refusal_before_the_row_work_reports_unknown_counts_not_zero() {
     assert_eq!(plan.code, 3, "{}", plan.stderr);
     let out = plan.json();
     assert_eq!(out["reason"], "prohibited_field");
-    for unknown in ["retries", "keys", "ties_by_arrival"] {
+    for unknown in ["retries", "keys", "ties_by_arrival", "stale"] {
         assert!(out["counts"][unknown].is_null(), "{unknown}: {out}");
     }
     assert!(out["dates"].is_null(), "{out}");

@@ -10,6 +10,8 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::changes::draw_diff;
 use super::widgets::{block, cell, clock, short, table, text};
 use crate::console::app::{App, HistoryPane, LandingDiff};
+use crate::console::sanitize::clean;
+use crate::plan::NOT_RANKED;
 
 pub fn quarantine(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
@@ -148,10 +150,16 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
             spans.extend(cell(&r.input_name, name_width, t.text));
             spans.push(text(&r.dates.join(","), t.text));
             if wide {
+                // An engine that refused before the row work never counted keys (§8).
+                let keys = if r.unranked {
+                    "–".to_owned()
+                } else {
+                    r.counts.keys.to_string()
+                };
                 spans.push(Span::styled(
                     format!(
-                        "  keys {} · rejected {} · {} ms",
-                        r.counts.keys, r.counts.rejected, r.duration_ms
+                        "  keys {keys} · rejected {} · {} ms",
+                        r.counts.rejected, r.duration_ms
                     ),
                     t.muted,
                 ));
@@ -164,6 +172,22 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
         "time (UTC)", "action", "reason", "input"
     );
     let cursor = (h.pane == HistoryPane::Runs).then_some(h.run_cursor);
+    // The run under the cursor: that it was never ranked, and a set's parts.
+    let run = h.runs.get(h.run_cursor).filter(|_| cursor.is_some());
+    let width = usize::from(inner.width).saturating_sub(1);
+    let detail = run.and_then(|r| match (r.unranked, r.parts.is_empty()) {
+        (false, true) => None,
+        (true, true) => Some(NOT_RANKED.to_owned()),
+        (unranked, false) => {
+            let lead = if unranked {
+                format!("{NOT_RANKED} · ")
+            } else {
+                String::new()
+            };
+            Some(parts_line(&lead, &r.parts, width))
+        }
+    });
+    let inner = with_detail(app, frame, inner, detail);
     table(app, frame, inner, header, rows, cursor);
 
     // A Delta root says which table and version the dates are of.
@@ -236,7 +260,53 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
         "date", "rows", "owner"
     );
     let cursor = (h.pane == HistoryPane::Partitions).then_some(h.partition_cursor);
+    // The date under the cursor: its owner's parts when a set owns it.
+    let partition = h.partitions.get(h.partition_cursor);
+    let width = usize::from(inner.width).saturating_sub(1);
+    let detail = partition
+        .filter(|p| cursor.is_some() && !p.owner_parts.is_empty())
+        .map(|p| {
+            let owner = clean(p.owner.as_deref().unwrap_or("owner unknown"));
+            parts_line(&format!("{owner}: "), &p.owner_parts, width)
+        });
+    let inner = with_detail(app, frame, inner, detail);
     table(app, frame, inner, header, rows, cursor);
+}
+
+/// Draws `detail` (sanitized already) on the last line of `area`, when there is one, and
+/// gives back the rest of `area` for the table above it.
+fn with_detail(app: &App, frame: &mut Frame, area: Rect, detail: Option<String>) -> Rect {
+    let Some(detail) = detail else {
+        return area;
+    };
+    let [rest, line] = Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+    let detail = Line::styled(format!(" {detail}"), app.theme.muted);
+    frame.render_widget(Paragraph::new(detail), line);
+    rest
+}
+
+/// `lead` then `set of N parts: a, b, … and K more`, naming as many parts as fit in `width`
+/// characters; each name sanitized (a part's name is text from the inbox).
+fn parts_line(lead: &str, parts: &[String], width: usize) -> String {
+    let mut out = format!("{lead}set of {} parts: ", parts.len());
+    for (i, name) in parts.iter().enumerate() {
+        let name = clean(name);
+        let separator = if i == 0 { "" } else { ", " };
+        let left = parts.len() - i - 1;
+        let more = if left == 0 {
+            0
+        } else {
+            format!(", … and {left} more").chars().count()
+        };
+        let needed = separator.len() + name.chars().count() + more;
+        if out.chars().count() + needed > width {
+            out.push_str(&format!("{separator}… and {} more", parts.len() - i));
+            break;
+        }
+        out.push_str(separator);
+        out.push_str(&name);
+    }
+    out
 }
 
 /// What a landing changed, in a block naming it.
@@ -258,4 +328,29 @@ fn landing_diff(app: &App, frame: &mut Frame, area: Rect, diff: &LandingDiff) {
 /// A count of dates, as the diff's progress counts.
 fn dates(n: u64) -> String {
     format!("{n} date{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts_line;
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("part-{i:05}.jsonl")).collect()
+    }
+
+    #[test]
+    fn parts_line_names_what_fits_and_counts_the_rest() {
+        let all = parts_line("", &names(2), 80);
+        assert_eq!(all, "set of 2 parts: part-00000.jsonl, part-00001.jsonl");
+        let cut = parts_line("day: ", &names(8), 60);
+        assert_eq!(cut, "day: set of 8 parts: part-00000.jsonl, … and 7 more");
+        assert!(cut.chars().count() <= 60);
+        let none = parts_line("", &names(8), 20);
+        assert_eq!(none, "set of 8 parts: … and 8 more");
+        let hostile = parts_line("", &["a\u{1b}[2J".to_owned()], 80);
+        assert_eq!(
+            hostile, "set of 1 parts: a␛[2J",
+            "the escape shown, not sent"
+        );
+    }
 }
