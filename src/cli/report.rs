@@ -60,7 +60,8 @@ pub fn outcome_json(outcome: &RunOutcome) -> Json {
     object
 }
 
-/// The §8 object of a run that found the product's lock held (`action` busy).
+/// The §8 object of a run that was busy (`action` busy): the product's lock was held,
+/// or another writer committed the Delta table's next version first.
 pub fn busy_json(path: &Path, error: &crate::Error) -> Json {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     json!({

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod busy;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
