@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod busy;
+mod foreign;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
