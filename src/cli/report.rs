@@ -14,6 +14,17 @@ const FINDINGS_SHOWN: usize = 1000;
 /// The counts only the row work (§2–4) makes.
 const UNRANKED_COUNTS: [&str; 3] = ["retries", "keys", "ties_by_arrival"];
 
+/// The line `status` and `history` head a Delta publish root with: the product, the
+/// table's URL, its format and `version` (what is known of it). The URL carries no
+/// credential: the config refuses one in it, they come from the environment (§12.7).
+pub fn table_line(product: &str, url: &str, version: &str) -> String {
+    format!(
+        "{}  publish root {}  format delta  {version}",
+        inert(product),
+        inert(url)
+    )
+}
+
 /// The §8 object of a plan (`action` publish/skip/refuse).
 pub fn plan_json(plan: &Plan) -> Json {
     let mut object = json!({

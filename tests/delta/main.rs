@@ -374,16 +374,37 @@ fn lands_skips_refuses_and_replaces(product: &Product, root: &Root, s3: bool) {
     let undone = wharf(product, &["restore", "2024-03-01", "--yes"], s3);
     assert_eq!(undone.code, 0, "{}", undone.stderr);
     assert_eq!(root.live_files(), back_files);
+    // The text of status and history names the table: its URL, format and version.
+    let url = wharf::config::Config::load(&product.config)
+        .unwrap()
+        .table_url
+        .unwrap();
+    let status = wharf(product, &["status"], s3);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert_eq!(
+        status.stdout.lines().next().unwrap(),
+        format!("orders  publish root {url}  format delta  table version 4"),
+        "{}",
+        status.stdout
+    );
     let history = wharf(product, &["history"], s3);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    let lines: Vec<&str> = history.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("orders  publish root {url}  format delta  last logged table version 4"),
+        "{}",
+        history.stdout
+    );
     assert!(
-        history.stdout.contains("table version 4"),
+        lines.last().unwrap().ends_with("table version 4"),
         "{}",
         history.stdout
     );
     assert!(
         !everything(
             product,
-            &[&ran, &refused, &again, &back, &restored, &status]
+            &[&ran, &refused, &again, &back, &restored, &status, &history]
         )
         .contains(SECRET),
         "no secret in any output"
