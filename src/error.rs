@@ -52,13 +52,16 @@ pub enum Error {
     )]
     Busy { path: PathBuf },
 
-    /// The operator cancelled the work.
+    /// Another writer (another machine's Wharf, or any Delta writer) committed the
+    /// version this landing planned to commit (§12.2). Busy exactly as [`Error::Busy`]
+    /// is: exit 4, `busy` in `--json`, retried by `watch`; a rerun plans afresh.
     #[error(
         "busy: another writer committed version {version} of the Delta table {url} first; \
          nothing of this landing is visible. Rerun to plan against the new version"
     )]
     TableBusy { url: String, version: u64 },
 
+    /// A Delta table could not be reached, read or written, or is not this product's.
     #[error("Delta table {url}: could not {action}: {detail}; {hint}")]
     Table {
         url: String,
@@ -67,6 +70,7 @@ pub enum Error {
         hint: String,
     },
 
+    /// The operator cancelled the work.
     #[error("cancelled; nothing was written")]
     Cancelled,
 
@@ -120,6 +124,12 @@ impl Error {
         }
     }
 
+    /// Whether this is CONTRACT.md §8's busy (exit 4): the product's lock is held, or
+    /// another writer won the race to commit the table's next version.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Error::Busy { .. } | Error::TableBusy { .. })
+    }
+
     /// An internal failure: `what` failed (see [`Error::Internal`]).
     pub fn internal(what: impl std::fmt::Display) -> Self {
         Error::Internal(what.to_string())
@@ -169,6 +179,13 @@ mod tests {
                 1,
             ),
             (Error::Busy { path }, 4),
+            (
+                Error::TableBusy {
+                    url: "s3://b/t".into(),
+                    version: 7,
+                },
+                4,
+            ),
             (Error::Cancelled, 1),
             (
                 Error::Engine {
@@ -181,6 +198,7 @@ mod tests {
         ];
         for (error, code) in cases {
             assert_eq!(error.exit_code(), code, "{error}");
+            assert_eq!(error.is_busy(), code == exit::BUSY, "{error}");
         }
         assert_eq!(exit::ERROR, 1, "CONTRACT.md §8: 1 is any other error");
     }

@@ -1,6 +1,8 @@
-//! `wharf history`: the run log.
+//! `wharf history`: the run log, headed for a Delta root by the table's URL, format and
+//! the last version a logged run committed.
 
-use super::{emit, report::inert};
+use super::emit;
+use super::report::{self, inert};
 use crate::config::Config;
 use crate::error::Result;
 use crate::exit;
@@ -16,6 +18,15 @@ pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> 
         }
         None => runlog::read(config)?,
     };
+    if let (Some(url), false) = (&config.table_url, json) {
+        // From the log alone, so history reads no storage: the version the last logged
+        // landing or restore committed, which another writer may since have followed.
+        let last = records.iter().rev().find_map(|r| r.table_version);
+        let version = last.map_or("no commit logged yet".to_owned(), |v| {
+            format!("last logged table version {v}")
+        });
+        emit(&report::table_line(&config.product, url, &version))?;
+    }
     for record in &records {
         if json {
             emit(&serde_json::to_string(record).unwrap_or_default())?;

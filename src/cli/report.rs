@@ -15,6 +15,17 @@ const FINDINGS_SHOWN: usize = 1000;
 /// published rows finds (merge mode; replace mode's is 0 when ranked, unknown when not).
 const UNRANKED_COUNTS: [&str; 4] = ["retries", "keys", "ties_by_arrival", "stale"];
 
+/// The line `status` and `history` head a Delta publish root with: the product, the
+/// table's URL, its format and `version` (what is known of it). The URL carries no
+/// credential: the config refuses one in it, they come from the environment (§12.7).
+pub fn table_line(product: &str, url: &str, version: &str) -> String {
+    format!(
+        "{}  publish root {}  format delta  {version}",
+        inert(product),
+        inert(url)
+    )
+}
+
 /// The §8 object of a plan (`action` publish/skip/refuse).
 pub fn plan_json(plan: &Plan) -> Json {
     let mut object = json!({
@@ -61,7 +72,8 @@ pub fn outcome_json(outcome: &RunOutcome) -> Json {
     object
 }
 
-/// The §8 object of a run that found the product's lock held (`action` busy).
+/// The §8 object of a run that was busy (`action` busy): the product's lock was held,
+/// or another writer committed the Delta table's next version first.
 pub fn busy_json(path: &Path, error: &crate::Error) -> Json {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     json!({

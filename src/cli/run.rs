@@ -8,7 +8,7 @@ use super::progress::Bar;
 use super::{emit, report};
 use crate::config::Config;
 use crate::engine;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exit;
 use crate::inbox;
 use crate::land::{self, RunStatus};
@@ -47,7 +47,8 @@ pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool
                     exit::SUCCESS
                 }
             }
-            Err(e @ Error::Busy { .. }) => {
+            // The product's lock, or a lost race for the table's next version (§12.2).
+            Err(e) if e.is_busy() => {
                 if json {
                     emit(&report::busy_json(path, &e).to_string())?;
                 }

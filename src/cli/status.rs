@@ -1,6 +1,7 @@
 //! `wharf status`: every published date, its owner and rows.
 
-use super::{emit, report::inert};
+use super::emit;
+use super::report::{self, inert};
 use crate::config::{Config, TableFormat};
 use crate::error::Result;
 use crate::exit;
@@ -68,12 +69,8 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
         return Ok(exit::SUCCESS);
     }
     if let Some((url, version)) = &table {
-        let version = version.map_or("no commit yet".to_owned(), |v| format!("version {v}"));
-        emit(&format!(
-            "{}: Delta table {} ({version})",
-            config.product,
-            inert(url)
-        ))?;
+        let version = version.map_or("no commit yet".to_owned(), |v| format!("table version {v}"));
+        emit(&report::table_line(&config.product, url, &version))?;
     }
     if published.dates.is_empty() {
         let root = table

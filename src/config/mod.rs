@@ -424,6 +424,15 @@ fn publish_location(
     };
     if let Some(rest) = root.strip_prefix("s3://") {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.contains('@') {
+            // Not quoted: what stands before the '@' is a credential.
+            return Err(
+                "publish_root has credentials in its s3:// URL (before '@'), where \
+                        they would be printed and logged with it; remove them and set \
+                        AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
+                    .to_owned(),
+            );
+        }
         let prefix = prefix.trim_matches('/');
         if bucket.is_empty() || prefix.is_empty() {
             return Err(format!(
@@ -684,6 +693,19 @@ seq        = { type = "int" }
             let text = message(&format!("product = \"o\"\n{head}"), SCHEMA);
             assert!(text.contains(wanted), "{head}: {text}");
         }
+    }
+
+    #[test]
+    fn credentials_in_an_s3_url_are_refused_unquoted() {
+        let text = message(
+            "product = \"o\"\npublish_root = \"s3://AKIAX:s3cr3t@b/lake/o\"\ntable_format = \"delta\"",
+            SCHEMA,
+        );
+        assert!(text.contains("AWS_SECRET_ACCESS_KEY"), "{text}");
+        assert!(
+            !text.contains("s3cr3t") && !text.contains("AKIAX"),
+            "{text}"
+        );
     }
 
     #[test]

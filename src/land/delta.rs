@@ -144,6 +144,16 @@ impl Table {
         }
     }
 
+    /// A table this product's config did not make: refused as it is, never altered.
+    fn not_ours(&self, detail: String) -> Error {
+        Error::Table {
+            url: self.url.clone(),
+            action: "use the table",
+            detail: scrub(&detail),
+            hint: NOT_OURS.to_owned(),
+        }
+    }
+
     /// The object-store path of `relative` under the table root.
     fn store_path(&self, relative: &str) -> Result<StorePath> {
         let full = self
@@ -191,17 +201,25 @@ impl Table {
     }
 
     /// The version's data files, by path. Refuses a table not partitioned by
-    /// `event_date` or whose schema is not the config's: nothing is written to it.
+    /// `event_date` alone or whose schema is not the config's, files or none: nothing is
+    /// written to it.
     pub fn files(&self, config: &Config, snapshot: &SnapshotRef) -> Result<Vec<TableFile>> {
+        let partitions = snapshot
+            .table_configuration()
+            .logical_partition_columns()
+            .to_vec();
+        if partitions != [PARTITION] {
+            return Err(self.not_ours(format!(
+                "it is partitioned by {partitions:?}, and this product's tables by \
+                 [\"{PARTITION}\"] alone"
+            )));
+        }
         let wanted = table_schema(config)?;
         if snapshot.schema().as_ref() != &wanted {
-            return Err(self.error(
-                "use the table",
-                format!(
-                    "its schema ({}) is not the config's ({wanted}); nothing was written",
-                    snapshot.schema()
-                ),
-            ));
+            return Err(self.not_ours(format!(
+                "its schema ({}) is not the config's ({wanted})",
+                snapshot.schema()
+            )));
         }
         let scan = snapshot
             .clone()
@@ -229,14 +247,9 @@ impl Table {
         for (path, partitions, size, rows) in found {
             let date = partitions.get(PARTITION).and_then(|d| Date::parse(d));
             let (Some(date), 1, Some(rows)) = (date, partitions.len(), rows) else {
-                return Err(self.error(
-                    "use the table",
-                    format!(
-                        "file {path} is not partitioned by {PARTITION} alone or has no row \
-                         count; the table was not written by this product's config, nothing \
-                         was written"
-                    ),
-                ));
+                return Err(self.not_ours(format!(
+                    "file {path} is not partitioned by {PARTITION} alone or has no row count"
+                )));
             };
             files.push(TableFile {
                 path,
@@ -417,6 +430,12 @@ impl Table {
         chrono::Utc::now().timestamp_millis()
     }
 }
+
+/// What to do about a table whose schema or partitioning is not the config's.
+const NOT_OURS: &str = "nothing was written. Wharf never changes a table's schema or \
+                        partitioning: point publish_root at this product's own table (or a \
+                        new path, where the first landing creates one), or make the config's \
+                        [schema] the table's";
 
 /// The table's schema: the config's fields (nullable, as a Parquet reader widens them)
 /// and the `event_date` partition column.

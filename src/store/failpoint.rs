@@ -6,6 +6,12 @@
 //!   `after_quarantine`, `after_stage`, `after_swap_1` (after the first date's swap, and
 //!   so on), `after_swaps`, `after_manifest`, `after_checkpoint`, and `between_renames`
 //!   (inside the first two-rename swap, when the date is briefly absent).
+//! - [`hit`] also pauses: with `WHARF_PAUSE=<name>:<file>`, the first time the process
+//!   reaches failpoint `name` it creates `<file>` and waits until the file is removed
+//!   (at most [`PAUSE_LIMIT`]), so a test can have another process act at exactly that
+//!   step, e.g. commit the Delta table's next version first (a lost commit race). The
+//!   Delta landing's points are `after_upload` and `after_trash`, between planning
+//!   against a version and committing the next.
 //! - [`fault`]: with `WHARF_FAULT=<op>:<errno>[:<nth>]` (`op` ∈ `write`, `fsync`,
 //!   `rename`; `errno` ∈ `EIO`, `ENOSPC`; `nth` defaults to 1), the nth call of that kind
 //!   in the process fails with that OS error, as a failing disk or a full one would.
@@ -16,16 +22,62 @@
 //!   and takes its two-rename fallback, so tests run that path too.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-/// Aborts the process if the environment names this failpoint.
+/// The longest a `WHARF_PAUSE` waits: a test that forgot to release it does not leave a
+/// process behind for ever.
+pub const PAUSE_LIMIT: Duration = Duration::from_secs(300);
+
+/// Aborts the process if the environment names this failpoint; pauses there the first
+/// time if `WHARF_PAUSE` names it.
 pub fn hit(name: &str) {
     static WANTED: OnceLock<Option<OsString>> = OnceLock::new();
     let wanted = WANTED.get_or_init(|| std::env::var_os("WHARF_FAILPOINT"));
     if wanted.as_ref().is_some_and(|wanted| wanted == name) {
         eprintln!("wharf: stopping at failpoint {name}");
         std::process::abort();
+    }
+    pause(name);
+}
+
+/// `WHARF_PAUSE=<name>:<file>`: see the module's doc.
+fn pause(name: &str) {
+    static WANTED: OnceLock<Option<(String, PathBuf)>> = OnceLock::new();
+    static PAUSED: AtomicBool = AtomicBool::new(false);
+    let wanted = WANTED.get_or_init(|| {
+        let spec = std::env::var("WHARF_PAUSE").ok()?;
+        let parsed = spec
+            .split_once(':')
+            .filter(|(point, file)| !point.is_empty() && !file.is_empty())
+            .map(|(point, file)| (point.to_owned(), PathBuf::from(file)));
+        if parsed.is_none() {
+            eprintln!("wharf: ignoring WHARF_PAUSE={spec:?} (want <failpoint>:<file>)");
+        }
+        parsed
+    });
+    let Some((point, file)) = wanted else {
+        return;
+    };
+    if point != name || PAUSED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    if let Err(e) = std::fs::write(file, std::process::id().to_string()) {
+        eprintln!(
+            "wharf: not pausing at {name}: cannot create {}: {e}",
+            file.display()
+        );
+        return;
+    }
+    eprintln!(
+        "wharf: paused at {name} until {} is removed",
+        file.display()
+    );
+    let deadline = Instant::now() + PAUSE_LIMIT;
+    while file.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -43,8 +43,9 @@ pub struct Settings {
 pub enum Report<'a> {
     /// [`land::run`] finished: published, skipped or refused.
     Landed(&'a RunOutcome),
-    /// Another run holds the product's lock; `path` is tried again later. Reported once
-    /// per spell of busy retries.
+    /// Another run holds the product's lock, or another writer committed the Delta
+    /// table's next version first; `path` is tried again later. Reported once per spell
+    /// of busy retries.
     Busy { path: &'a Path, error: &'a Error },
     /// Landing `path` failed; watching goes on.
     Failed { path: &'a Path, error: &'a Error },
@@ -244,7 +245,9 @@ impl<'c> Watch<'c> {
                 report(Report::Landed(&outcome));
                 false
             }
-            Err(error @ Error::Busy { .. }) => {
+            // The product's lock, or a lost race for the table's next version (§12.2):
+            // either way the next try plans afresh.
+            Err(error) if error.is_busy() => {
                 self.busy_until = Some(Instant::now() + self.settings.busy_retry);
                 if report_busy {
                     report(Report::Busy {

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod busy;
+mod foreign;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
@@ -372,16 +374,37 @@ fn lands_skips_refuses_and_replaces(product: &Product, root: &Root, s3: bool) {
     let undone = wharf(product, &["restore", "2024-03-01", "--yes"], s3);
     assert_eq!(undone.code, 0, "{}", undone.stderr);
     assert_eq!(root.live_files(), back_files);
+    // The text of status and history names the table: its URL, format and version.
+    let url = wharf::config::Config::load(&product.config)
+        .unwrap()
+        .table_url
+        .unwrap();
+    let status = wharf(product, &["status"], s3);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert_eq!(
+        status.stdout.lines().next().unwrap(),
+        format!("orders  publish root {url}  format delta  table version 4"),
+        "{}",
+        status.stdout
+    );
     let history = wharf(product, &["history"], s3);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    let lines: Vec<&str> = history.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("orders  publish root {url}  format delta  last logged table version 4"),
+        "{}",
+        history.stdout
+    );
     assert!(
-        history.stdout.contains("table version 4"),
+        lines.last().unwrap().ends_with("table version 4"),
         "{}",
         history.stdout
     );
     assert!(
         !everything(
             product,
-            &[&ran, &refused, &again, &back, &restored, &status]
+            &[&ran, &refused, &again, &back, &restored, &status, &history]
         )
         .contains(SECRET),
         "no secret in any output"
@@ -615,42 +638,122 @@ fn an_s3_root_needs_table_format_delta() {
     );
 }
 
+/// The `commitInfo` input name of each commit.
+fn committed_inputs(commits: &[Vec<Value>]) -> Vec<String> {
+    commits
+        .iter()
+        .map(|c| {
+            c.iter()
+                .find_map(|a| a["commitInfo"]["operationParameters"]["inputName"].as_str())
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
 #[test]
 fn two_writers_racing_for_one_date_leave_one_of_them() {
-    // Two machines (state roots of their own) landing the same date into one S3 table.
+    // Two machines (state roots of their own) landing the same date into one S3 table at
+    // the same moment, until one of them loses the race for a version (at most ROUNDS).
+    const ROUNDS: usize = 20;
     let prefix = format!("race-{}/orders", std::process::id());
     let url = format!("s3://wharf/{prefix}");
-    let a = delta_product(&url);
-    let b = delta_product(&url);
+    let (a, b) = (delta_product(&url), delta_product(&url));
     let root = Root::s3(&prefix);
     // The table exists first, so both plan against the same version.
     assert_eq!(run(&a, &a.input("00-seed.jsonl", &DAY[..1]), true).code, 0);
     let mut outcomes = BTreeMap::new();
-    for round in 0..4 {
-        let line_a = DAY[1].replace("PAID", &format!("A{round}"));
-        let line_b = DAY[1].replace("PAID", &format!("B{round}"));
-        let input_a = a.input(&format!("a{round}.jsonl"), &[&line_a]);
-        let input_b = b.input(&format!("b{round}.jsonl"), &[&line_b]);
-        let mut cmd_a = a.cmd(&["run", input_a.to_str().unwrap(), "--allow-shrink"]);
-        let mut cmd_b = b.cmd(&["run", input_b.to_str().unwrap(), "--allow-shrink"]);
-        let child_a = s3_env(&mut cmd_a).spawn().unwrap();
-        let child_b = s3_env(&mut cmd_b).spawn().unwrap();
-        let code_a = child_a.wait_with_output().unwrap().status.code().unwrap();
-        let code_b = child_b.wait_with_output().unwrap().status.code().unwrap();
-        for code in [code_a, code_b] {
-            assert!(code == 0 || code == 4, "round {round}: exit {code}");
-            *outcomes.entry(code).or_insert(0) += 1;
+    let mut lost = None;
+    for round in 0..ROUNDS {
+        let before = root.commits().len();
+        let status = |writer: &str| format!("{writer}{round}");
+        let racers = [(&a, "a", status("A")), (&b, "b", status("B"))].map(|(product, tag, s)| {
+            let name = format!("{tag}{round}.jsonl");
+            let input = product.input(&name, &[&DAY[1].replace("PAID", &s)]);
+            let mut cmd =
+                product.cmd(&["run", input.to_str().unwrap(), "--allow-shrink", "--json"]);
+            let child = s3_env(&mut cmd)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (product, input, name, s, child)
+        });
+        let mut landed = Vec::new();
+        for (product, input, name, s, child) in racers {
+            let ran: Ran = child.wait_with_output().unwrap().into();
+            *outcomes.entry(ran.code).or_insert(0) += 1;
+            let action = match ran.code {
+                0 => "published",
+                4 => "busy",
+                code => panic!("round {round}: {name} exited {code}: {}", ran.stderr),
+            };
+            assert_eq!(ran.json()["action"], action, "round {round}: {name}");
+            if ran.code == 0 {
+                landed.push((name, s));
+            } else {
+                assert!(product.checkpoint(&name).is_none(), "round {round}: {name}");
+                lost = Some((product, input));
+            }
         }
-        assert!(code_a == 0 || code_b == 0, "round {round}: one lands");
-        let rows = root.rows();
-        let status = statuses(&rows["2024-03-01"]);
-        assert!(
-            status == pairs(&[("102", &format!("A{round}"))])
-                || status == pairs(&[("102", &format!("B{round}"))]),
-            "round {round}: the table is one of the two: {status:?}"
+        // One commit per landing that exited 0 and none for a busy one: where both raced
+        // for the same version, exactly one of them committed it.
+        let commits = root.commits();
+        let mut committed = committed_inputs(&commits[before..]);
+        let last = committed.last().cloned();
+        let mut exited_0: Vec<String> = landed.iter().map(|(n, _)| n.clone()).collect();
+        committed.sort();
+        exited_0.sort();
+        assert_eq!(
+            committed, exited_0,
+            "round {round}: the commits are the landings"
         );
+        // The table is one of the landings, whole: the one committed last.
+        let last = last.unwrap_or_else(|| panic!("round {round}: neither landed"));
+        let (_, status) = landed.iter().find(|(n, _)| *n == last).unwrap();
+        assert_eq!(
+            statuses(&root.rows()["2024-03-01"]),
+            pairs(&[("102", status.as_str())]),
+            "round {round}: the table is {last}'s"
+        );
+        if lost.is_some() {
+            break;
+        }
     }
     eprintln!("race outcomes (exit code: count): {outcomes:?}");
+    let (loser, input) = lost.unwrap_or_else(|| {
+        panic!("no writer lost the race in {ROUNDS} rounds ({outcomes:?}): nothing was proved")
+    });
+    // The loser's rerun lands; every data file named for its input is one that rerun's
+    // commit added: its lost try left none, referenced or not.
+    let rerun = run(loser, &input, true);
+    assert_eq!(rerun.code, 0, "{}", rerun.stderr);
+    assert_eq!(rerun.json()["action"], "published");
+    let sha = rerun.json()["input_sha256"].as_str().unwrap().to_owned();
+    let mark = format!("-{}-", &sha[..12]);
+    let commits = root.commits();
+    let added: BTreeSet<String> = commits
+        .last()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["add"]["path"].as_str().map(str::to_owned))
+        .collect();
+    let named: BTreeSet<String> = root
+        .objects()
+        .into_iter()
+        .filter(|p| p.contains(&mark))
+        .collect();
+    assert!(!added.is_empty());
+    assert_eq!(named, added, "the loser's files are its rerun's only");
+    for commit in &commits[..commits.len() - 1] {
+        for action in commit {
+            let path = action["add"]["path"].as_str().unwrap_or_default();
+            assert!(
+                !path.contains(&mark),
+                "an earlier version adds the loser's {path}"
+            );
+        }
+    }
 }
 
 /// Two dates of `keys` orders each, every status `status`.

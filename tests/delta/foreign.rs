@@ -1,0 +1,92 @@
+//! A table this product's config did not make is refused (CONTRACT.md §12, issue 24):
+//! another schema, or another partitioning than `event_date` alone, even with no data
+//! file to give it away. The table is made here by delta-kernel-rs, not by Wharf; the
+//! landing exits 1 naming the table and what to do, and the table's version, its objects
+//! and the state root are as they were.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use delta_kernel::committer::FileSystemCommitter;
+use delta_kernel::schema::{DataType, StructField, StructType};
+use delta_kernel::transaction::CommitResult;
+use delta_kernel::transaction::create_table::create_table;
+use delta_kernel::transaction::data_layout::DataLayout;
+use delta_kernel_default_engine::DefaultEngineBuilder;
+
+use super::{DAY, Root, delta_product, kit, run};
+
+/// An empty table at `table` (version 0, no data file) with `schema` and `partitions`.
+fn foreign_table(table: &Path, schema: StructType, partitions: &[&str]) {
+    std::fs::create_dir_all(table).unwrap();
+    let url = url::Url::from_directory_path(table).unwrap();
+    let store = Arc::new(object_store::local::LocalFileSystem::new());
+    let engine = DefaultEngineBuilder::new(store).build();
+    let mut builder = create_table(url.as_str(), Arc::new(schema), "another-writer/1", true);
+    if !partitions.is_empty() {
+        builder = builder.with_data_layout(DataLayout::partitioned(partitions.iter().copied()));
+    }
+    let txn = builder
+        .build(&engine, Box::new(FileSystemCommitter::new()))
+        .unwrap();
+    assert!(matches!(
+        txn.commit(&engine).unwrap(),
+        CommitResult::Committed(_)
+    ));
+}
+
+/// The table Wharf would make for `product`'s config.
+fn wharf_schema(product: &kit::product::Product) -> StructType {
+    let config = wharf::config::Config::load(&product.config).unwrap();
+    wharf::land::delta::table_schema(&config).unwrap()
+}
+
+/// Lands into the foreign table at `table` and checks it was refused, nothing written.
+fn refused(product: &kit::product::Product, table: &Path, what: &str, says: &str) {
+    let root = Root::local(table);
+    let (commits, objects) = (root.commits(), root.objects());
+    assert_eq!(commits.len(), 1, "{what}: the foreign table, version 0");
+    let written = || {
+        let mut all = kit::tree(&product.state);
+        all.remove(Path::new(".lock")); // the product's lock, taken before the table is read
+        all.extend(kit::tree(&product.quarantine));
+        all
+    };
+    let before = written();
+    let ran = run(product, &product.input("01-day.jsonl", &DAY), false);
+    assert_eq!(ran.code, 1, "{what}: {}{}", ran.stdout, ran.stderr);
+    let url = url::Url::from_directory_path(table).unwrap().to_string();
+    let error = ran.json()["error"].as_str().unwrap().to_owned();
+    for part in [url.as_str(), says, "nothing was written", "publish_root"] {
+        assert!(error.contains(part), "{what}: {part:?} not in: {error}");
+    }
+    assert_eq!(root.commits(), commits, "{what}: no version added");
+    assert_eq!(root.objects(), objects, "{what}: no object written");
+    assert_eq!(written(), before, "{what}: state and quarantine untouched");
+    assert!(product.checkpoint("01-day.jsonl").is_none(), "{what}");
+}
+
+#[test]
+fn a_table_of_another_schema_is_refused_and_left_as_it_was() {
+    let product = delta_product("lake/orders");
+    let mut fields: Vec<StructField> = wharf_schema(&product).fields().cloned().collect();
+    fields.insert(0, StructField::nullable("email", DataType::STRING));
+    let table = product.path().join("lake/orders");
+    foreign_table(
+        &table,
+        StructType::try_new(fields).unwrap(),
+        &["event_date"],
+    );
+    refused(&product, &table, "an extra column", "schema");
+}
+
+#[test]
+fn a_table_partitioned_otherwise_is_refused_even_with_no_files() {
+    for partitions in [&[][..], &["status"], &["event_date", "status"]] {
+        let product = delta_product("lake/orders");
+        let table = product.path().join("lake/orders");
+        foreign_table(&table, wharf_schema(&product), partitions);
+        let what = format!("partitioned by {partitions:?}");
+        refused(&product, &table, &what, "partitioned by");
+    }
+}
