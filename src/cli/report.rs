@@ -57,7 +57,7 @@ pub fn plan_json(plan: &Plan) -> Json {
         .map(|f| RejectRecord::of(plan, f))
         .collect();
     object["findings"] = json!(findings);
-    object["findings_total"] = json!(plan.findings.len());
+    object["findings_total"] = json!(plan.findings_total());
     if !plan.parts.is_empty() {
         object["parts"] = json!(plan.parts);
     }
@@ -235,6 +235,7 @@ mod tests {
             dates: Vec::new(),
             unranked: true,
             findings: Vec::new(),
+            spilled: None,
             parts: Vec::new(),
         }
     }

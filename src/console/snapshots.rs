@@ -449,6 +449,7 @@ fn a_plan_refused_before_the_row_work() {
         dates: Vec::new(),
         unranked: true,
         findings: ranked.findings.clone(),
+        spilled: None,
         parts: Vec::new(),
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));

@@ -40,6 +40,27 @@ pub enum LineReason {
 }
 
 impl LineReason {
+    /// Every reason, in the order above.
+    pub const ALL: [LineReason; 12] = [
+        LineReason::LineTooLong,
+        LineReason::InvalidUtf8,
+        LineReason::MalformedJson,
+        LineReason::NotAnObject,
+        LineReason::ProhibitedField,
+        LineReason::UnknownField,
+        LineReason::DuplicateKey,
+        LineReason::MissingField,
+        LineReason::BadType,
+        LineReason::TimestampWithoutOffset,
+        LineReason::BadTimestamp,
+        LineReason::Conflict,
+    ];
+
+    /// The reason whose code is `code`.
+    pub fn from_code(code: &str) -> Option<LineReason> {
+        LineReason::ALL.into_iter().find(|r| r.code() == code)
+    }
+
     /// The contract's reason code.
     pub fn code(self) -> &'static str {
         match self {

@@ -59,6 +59,9 @@ pub struct QuarantineSummary {
     pub tool_version: String,
 }
 
+/// Bytes of quarantine records gathered before each write.
+const WRITE_BUFFER: usize = 1 << 20;
+
 /// The quarantine folder of input hash `sha256`.
 pub fn folder(config: &Config, sha256: &str) -> PathBuf {
     config.quarantine_root.join(sha256)
@@ -68,13 +71,36 @@ pub fn folder(config: &Config, sha256: &str) -> PathBuf {
 pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()> {
     let folder = folder(config, &plan.input_sha256);
     atomic::create_dir_all(&folder)?;
-    let mut rejects = Vec::with_capacity(plan.findings.len() * 64);
-    for finding in &plan.findings {
-        serde_json::to_writer(&mut rejects, &RejectRecord::of(plan, finding))
-            .map_err(|e| Error::internal(format!("cannot encode a quarantine record: {e}")))?;
-        rejects.push(b'\n');
-    }
-    atomic::write_atomic(&folder.join("rejects.jsonl"), &rejects, 0o600)?;
+    // Written a buffer at a time: a refused file's findings may be millions (spilled).
+    atomic::write_atomic_with(&folder.join("rejects.jsonl"), 0o600, |file| {
+        let mut rejects = Vec::with_capacity(WRITE_BUFFER + 4096);
+        let mut record = |finding: &LineFinding| -> std::io::Result<()> {
+            serde_json::to_writer(&mut rejects, &RejectRecord::of(plan, finding))?;
+            rejects.push(b'\n');
+            if rejects.len() >= WRITE_BUFFER {
+                atomic::write_all(file, &rejects)?;
+                rejects.clear();
+            }
+            Ok(())
+        };
+        for finding in &plan.findings {
+            record(finding)?;
+        }
+        if let Some(spilled) = &plan.spilled {
+            crate::store::findings::each(spilled, |finding| {
+                record(&finding).map_err(|e| {
+                    Error::io(
+                        &spilled.path,
+                        "copy spilled findings",
+                        "check free space, then rerun",
+                        e,
+                    )
+                })
+            })
+            .map_err(std::io::Error::other)?;
+        }
+        atomic::write_all(file, &rejects)
+    })?;
     let summary = QuarantineSummary {
         product: config.product.clone(),
         input_name: plan.input_name.clone(),

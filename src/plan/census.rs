@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Counts, LineFinding, MergeCounts};
+use super::{Counts, LineFinding, MergeCounts, SpilledFindings};
 use crate::contract::Date;
 
 /// One input, read by an engine (§1–4, and §10 against the published rows in merge mode).
@@ -16,8 +16,11 @@ pub struct Census {
     pub parts: Vec<crate::input::PartDigest>,
     /// Merge mode: `stale` and `ties_by_arrival` include the merge's (§10.3).
     pub counts: Counts,
-    /// Rejects and breaches in line order (conflicts included).
+    /// Rejects and breaches in line order (conflicts included), the first ones of a file
+    /// with more than an engine holds.
     pub findings: Vec<LineFinding>,
+    /// The findings after `findings`, written out.
+    pub spilled: Option<SpilledFindings>,
     /// Replace mode: each date among the winners. Merge mode: each date the batch gains,
     /// changes or empties, with its whole new row count.
     pub dates: BTreeMap<Date, DateCensus>,
@@ -30,7 +33,13 @@ pub struct Census {
 impl Census {
     /// The breach on the earliest line, which names a refusal (§5.5).
     pub fn first_breach(&self) -> Option<&LineFinding> {
-        self.findings.iter().find(|f| f.breach)
+        let spilled = self.spilled.as_ref().and_then(|s| s.first_breach.as_ref());
+        self.findings.iter().find(|f| f.breach).or(spilled)
+    }
+
+    /// Every finding, held and spilled.
+    pub fn findings_total(&self) -> u64 {
+        self.findings.len() as u64 + self.spilled.as_ref().map_or(0, |s| s.count)
     }
 }
 

@@ -44,6 +44,25 @@ impl Counts {
     }
 }
 
+/// Findings an engine wrote out past the ones it holds ([`crate::store::findings`]), in
+/// line order after them: the file, gone when the last holder drops it, their number,
+/// and the earliest breach among them (which names a refusal when none is held).
+#[derive(Clone, Debug)]
+pub struct SpilledFindings {
+    pub path: std::sync::Arc<tempfile::TempPath>,
+    pub count: u64,
+    pub first_breach: Option<LineFinding>,
+}
+
+impl PartialEq for SpilledFindings {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b): (&std::path::Path, &std::path::Path) = (&self.path, &other.path);
+        a == b && self.count == other.count
+    }
+}
+
+impl Eq for SpilledFindings {}
+
 /// A rejected or breaching line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineFinding {

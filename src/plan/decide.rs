@@ -77,11 +77,13 @@ pub fn decide(
         dates,
         unranked: census.unranked,
         findings: Vec::new(),
+        spilled: None,
         parts: census.parts.clone(),
     };
     if is_skip(&owner, policy, published) {
         plan.action = Action::Skip;
         plan.findings = census.findings;
+        plan.spilled = census.spilled;
         return plan;
     }
     let shrinking: Vec<_> = plan
@@ -126,6 +128,7 @@ pub fn decide(
     };
     plan.refusal = refusal;
     plan.findings = census.findings;
+    plan.spilled = census.spilled;
     plan
 }
 
@@ -180,6 +183,7 @@ mod tests {
                 ..Counts::default()
             },
             findings: Vec::new(),
+            spilled: None,
             dates: BTreeMap::from([(
                 date("2024-03-01"),
                 DateCensus {

@@ -22,7 +22,7 @@ pub mod state;
 
 pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus, rows_by_hour};
-pub use counts::{Counts, LineFinding};
+pub use counts::{Counts, LineFinding, SpilledFindings};
 pub use decide::{DecideOptions, Policy, decide};
 pub use merge::{Merged, Outcome, PublishedRows};
 pub use rank::Event;
@@ -195,8 +195,11 @@ pub struct Plan {
     /// The census stopped before the row work: retries, keys, ties, stale and dates are
     /// unknown.
     pub unranked: bool,
-    /// Rejects and breaches in line order (written to quarantine).
+    /// Rejects and breaches in line order (written to quarantine): the first ones of a
+    /// file with more than an engine holds.
     pub findings: Vec<LineFinding>,
+    /// The findings after `findings`, written out (quarantine reads them).
+    pub spilled: Option<SpilledFindings>,
     /// A set's parts (§11.3), in order; empty for a single file.
     pub parts: Vec<crate::input::PartDigest>,
 }
@@ -209,6 +212,11 @@ impl Plan {
             (Some(part), line) => format!("{part}:{line}"),
             (None, line) => line.to_string(),
         }
+    }
+
+    /// Every finding, held and spilled.
+    pub fn findings_total(&self) -> u64 {
+        self.findings.len() as u64 + self.spilled.as_ref().map_or(0, |s| s.count)
     }
 
     /// The reason code, or `None` for a publish or skip.

@@ -13,6 +13,16 @@ use crate::store::failpoint::{self, Op};
 /// Writes `bytes` to `path` so a reader or a crash sees the old file or the new one,
 /// never a part. The file is created with mode `mode`.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    write_atomic_with(path, mode, |file| write_all(file, bytes))
+}
+
+/// [`write_atomic`] of what `fill` writes into the file (through [`write_all`]), for a
+/// file too large to hold whole.
+pub fn write_atomic_with(
+    path: &Path,
+    mode: u32,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
     create_dir_all(folder)?;
     // A short temporary name: one derived from the file's name (an input's name, for a
@@ -29,7 +39,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         )
     };
     let mut file = create(&temp, mode).map_err(|e| io("create a temporary file", e))?;
-    let written = write_all(&mut file, bytes)
+    let written = fill(&mut file)
         .map_err(|e| io("write", e))
         .and_then(|()| sync_file(&file).map_err(|e| io("fsync", e)));
     drop(file);

@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod dataset;
 pub mod failpoint;
+pub mod findings;
 pub mod keys;
 pub mod objects;
 pub mod parquet_files;

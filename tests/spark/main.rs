@@ -13,6 +13,7 @@ mod kit;
 mod delta;
 mod engines;
 mod failure;
+mod findings;
 mod landing;
 mod merge;
 mod outage;

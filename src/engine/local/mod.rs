@@ -193,6 +193,7 @@ impl Engine for LocalEngine {
             parts: if input.set { parts } else { Vec::new() },
             counts,
             findings: summary.findings,
+            spilled: None,
             dates,
             unranked: false,
         })

@@ -24,6 +24,7 @@ use crate::engine::Progress;
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::plan::{Census, Counts, LineFinding};
+use crate::store::findings::{self, Spill};
 
 /// The view of the rows the driver handed over (columns in [`super::handoff`]).
 pub const PARSED: &str = "wharf_parsed";
@@ -39,8 +40,7 @@ pub fn read(
     let mut handoff = Handoff::create(config, &Columns::of(&config.schema))?;
     let pass = driver::read(
         input,
-        &config.schema,
-        config.max_line_bytes,
+        config,
         Some(&mut handoff),
         &mut |bytes| progress(Progress::Reading { bytes, total }),
     )?;
@@ -139,6 +139,7 @@ fn driver_census(input: &Input, pass: DriverPass) -> Census {
             ..Counts::default()
         },
         findings: pass.findings,
+        spilled: pass.spilled,
         dates: BTreeMap::new(),
         unranked: false,
     }
@@ -153,28 +154,107 @@ fn register(session: &Session, query: &str, view: &str) -> Result<DataFrame> {
     Ok(frame)
 }
 
-/// Every conflicting line: its number, event id and the first field that differs from
-/// the id's first line. Line numbers and ids only, never a value.
-fn conflict_findings(session: &Session, config: &Config) -> Result<Vec<LineFinding>> {
+/// Conflicting lines collected a page at a time, so the driver holds one page.
+const CONFLICT_PAGE: usize = 10_000;
+
+/// The view of the conflicting lines, cached while they are paged through.
+const CONFLICTS: &str = "wharf_conflicts";
+
+/// Every conflicting line, to `found` in line order: its number, event id and the first
+/// field that differs from the id's first line. Line numbers and ids only, never a value.
+fn conflict_findings(
+    session: &Session,
+    config: &Config,
+    found: &mut dyn FnMut(LineFinding) -> Result<()>,
+) -> Result<()> {
     let event_id = ident(&config.schema.fields[config.schema.event_id].name);
-    let query = format!(
-        "SELECT __line, CAST({event_id} AS STRING), __conflict_field FROM {EVENTS} \
-         WHERE __conflict ORDER BY __line"
+    let listing = format!(
+        "SELECT __line, CAST({event_id} AS STRING) AS __id, __conflict_field FROM {EVENTS} \
+         WHERE __conflict"
     );
-    let rows = session.rows(&query, "cannot list the conflicting lines")?;
-    rows.iter()
-        .map(|row| {
-            Ok(LineFinding {
-                line: u64::try_from(int_at(row, 0)?).map_err(Error::internal)?,
-                breach: true,
-                issue: LineIssue {
-                    reason: LineReason::Conflict,
-                    field: str_at(row, 2)?,
-                    event_id: str_at(row, 1)?,
-                },
-            })
-        })
-        .collect()
+    let cached = session
+        .frame(&listing, "cannot list the conflicting lines")?
+        .cache()
+        .map_err(|e| session.error("cannot cache the conflicting lines", &e))?;
+    cached
+        .create_or_replace_temp_view(CONFLICTS)
+        .map_err(|e| session.error("cannot register the conflicting lines", &e))?;
+    let paged = (|| {
+        let mut after = 0;
+        loop {
+            let query = format!(
+                "SELECT __line, __id, __conflict_field FROM {CONFLICTS} WHERE __line > {after} \
+                 ORDER BY __line LIMIT {CONFLICT_PAGE}"
+            );
+            let rows = session.rows(&query, "cannot list the conflicting lines")?;
+            for row in &rows {
+                let line = u64::try_from(int_at(row, 0)?).map_err(Error::internal)?;
+                after = line;
+                found(LineFinding {
+                    line,
+                    breach: true,
+                    issue: LineIssue {
+                        reason: LineReason::Conflict,
+                        field: str_at(row, 2)?,
+                        event_id: str_at(row, 1)?,
+                    },
+                })?;
+            }
+            if rows.len() < CONFLICT_PAGE {
+                return Ok(());
+            }
+        }
+    })();
+    let _ = cached.unpersist(false);
+    paged
+}
+
+/// Findings in line order, the first `kept` held and the rest spilled.
+struct Ordered {
+    kept: usize,
+    held: Vec<LineFinding>,
+    spill: Spill,
+}
+
+impl Ordered {
+    fn push(&mut self, finding: LineFinding) -> Result<()> {
+        if self.held.len() < self.kept {
+            self.held.push(finding);
+            Ok(())
+        } else {
+            self.spill.push(&finding)
+        }
+    }
+}
+
+/// `census`'s findings (rejects, which the driver held whole: the census reached Spark
+/// under the reject cap) merged in line order with the conflicting lines Spark found.
+fn add_conflicts(session: &Session, config: &Config, census: &mut Census) -> Result<()> {
+    let mut rejects = std::mem::take(&mut census.findings).into_iter().peekable();
+    let mut ordered = Ordered {
+        kept: findings::kept(config.max_rejected_lines),
+        held: Vec::new(),
+        spill: Spill::new(&config.state_root),
+    };
+    let mut conflicts = 0u64;
+    conflict_findings(session, config, &mut |conflict| {
+        while let Some(reject) = rejects.next_if(|r| r.line < conflict.line) {
+            ordered.push(reject)?;
+        }
+        conflicts += 1;
+        ordered.push(conflict)
+    })?;
+    for reject in rejects {
+        ordered.push(reject)?;
+    }
+    *census
+        .counts
+        .by_reason
+        .entry(LineReason::Conflict)
+        .or_default() += conflicts;
+    census.findings = ordered.held;
+    census.spilled = ordered.spill.finish()?;
+    Ok(())
 }
 
 /// §2's counts and conflict findings, and §3 and §4's aggregates: keys, ties by arrival
@@ -215,14 +295,7 @@ fn rank(session: &Session, config: &Config, accepted: u64, census: &mut Census) 
     census.counts.accepted = parsed - conflicts;
     census.counts.retries = retries;
     if conflicts > 0 {
-        let found = conflict_findings(session, config)?;
-        *census
-            .counts
-            .by_reason
-            .entry(LineReason::Conflict)
-            .or_default() += found.len() as u64;
-        census.findings.extend(found);
-        census.findings.sort_by_key(|f| f.line);
+        add_conflicts(session, config, census)?;
     }
     Ok(())
 }

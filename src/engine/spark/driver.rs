@@ -10,14 +10,16 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 
 use super::handoff::{ChunkRows, Columns, Handoff};
-use crate::contract::{LineReason, Outcome, Schema, classify};
+use crate::config::Config;
+use crate::contract::{LineReason, Outcome, classify};
 use crate::error::{Error, Result};
 use crate::input::{Input, PartDigest};
 use crate::pipeline::{self, Lines};
-use crate::plan::LineFinding;
+use crate::plan::{LineFinding, SpilledFindings};
+use crate::store::findings::{self, Spill};
 
 /// What the driver learnt of an input.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct DriverPass {
     /// The input's identity: a file's SHA-256, or a set's (§11.3).
     pub sha256: String,
@@ -31,24 +33,19 @@ pub struct DriverPass {
     pub rejected: u64,
     /// Rejected and breaching lines by reason code.
     pub by_reason: BTreeMap<LineReason, u64>,
-    /// Rejects and breaches, in line order.
+    /// Rejects and breaches, in line order: the first [`findings::kept`].
     pub findings: Vec<LineFinding>,
+    /// The rest, written out.
+    pub spilled: Option<SpilledFindings>,
 }
 
 impl DriverPass {
     /// Whether a prohibited or unknown field was found.
     pub fn has_breach(&self) -> bool {
-        self.findings.iter().any(|f| f.breach)
+        let spilled = self.spilled.as_ref().is_some_and(|s| s.first_breach.is_some());
+        spilled || self.findings.iter().any(|f| f.breach)
     }
 
-    /// The rejected lines' numbers, ascending: the lines Spark drops.
-    pub fn rejected_lines(&self) -> Vec<u64> {
-        self.findings
-            .iter()
-            .filter(|f| !f.breach)
-            .map(|f| f.line)
-            .collect()
-    }
 }
 
 /// One line as the pass keeps it: no record (that went to the handoff), so memory stays
@@ -66,15 +63,18 @@ struct Classified {
 }
 
 /// Reads `input` once, every part in order (decoding `.gz` and `.zst`): SHA-256 and §1
-/// on every line, each accepted record appended to `handoff` in line order, `progress`
-/// getting the stored bytes read (returning `false` cancels).
+/// on every line, each accepted record appended to `handoff` in line order, findings past
+/// the first [`findings::kept`] spilled into the state root, `progress` getting the
+/// stored bytes read (returning `false` cancels).
 pub fn read(
     input: &Input,
-    schema: &Schema,
-    max_line_bytes: usize,
+    config: &Config,
     mut handoff: Option<&mut Handoff>,
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
+    let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
+    let kept = findings::kept(config.max_rejected_lines);
+    let mut spill = Spill::new(&config.state_root);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let columns = handoff.is_some().then(|| Columns::of(schema));
     let classify_chunk = |lines: Lines<'_>| {
@@ -117,7 +117,11 @@ pub fn read(
                 Seen::Finding(finding) => {
                     pass.rejected += u64::from(!finding.breach);
                     *pass.by_reason.entry(finding.issue.reason).or_default() += 1;
-                    pass.findings.push(finding);
+                    if pass.findings.len() < kept {
+                        pass.findings.push(finding);
+                    } else if let (None, Err(e)) = (&failed, spill.push(&finding)) {
+                        failed = Some(e);
+                    }
                 }
             }
         }
@@ -142,6 +146,7 @@ pub fn read(
     }
     pass.sha256 = input.identity(&parts);
     pass.parts = parts;
+    pass.spilled = spill.finish()?;
     Ok(pass)
 }
 
