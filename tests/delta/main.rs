@@ -11,6 +11,7 @@ mod foreign;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
+mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
