@@ -333,6 +333,11 @@ impl Table {
         let fail = |e: delta_kernel::KernelError| self.error("commit the landing", e);
         let result = match snapshot {
             None => {
+                // The kernel creates a local table only in an existing folder, and a first
+                // landing with no data file (publish_empty) uploaded nothing that made it.
+                if let Some(folder) = self.local_path("") {
+                    crate::store::atomic::create_dir_all(&folder)?;
+                }
                 let mut txn = create_table(
                     self.url.as_str(),
                     Arc::new(table_schema(config)?),

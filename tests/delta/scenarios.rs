@@ -252,8 +252,9 @@ fn a_shrink_is_refused_unless_allowed(s3: bool) {
 
 /// §5.8: an input with no accepted row is refused (`empty_input`) with the table as it
 /// was; with `publish_empty = true` it is published with nothing in it: exit 0, no data
-/// file added or removed (its commit, one per landing, adds and removes nothing), its
-/// checkpoint naming no date, and its rerun a skip.
+/// file added or removed (its commit, one per landing, adds and removes nothing, and on
+/// a new table creates it with the config's schema), its checkpoint naming no date, and
+/// its rerun a skip.
 fn an_empty_input_is_refused_unless_publish_empty(s3: bool) {
     let table = Table::new(s3, "empty", "");
     let blank = owned(&["", "   "]);
@@ -290,6 +291,30 @@ fn an_empty_input_is_refused_unless_publish_empty(s3: bool) {
     let again = run(&table.product, &table.input("03-blank.jsonl", &blank), s3);
     assert_eq!(again.json()["action"], "skipped", "{}", again.stderr);
     assert_eq!(table.root.commits().len(), 2, "a skip commits nothing");
+
+    // publish_empty = true as a table's first landing: it creates the table, empty, and
+    // the next landing adds to it.
+    let fresh = Table::new(s3, "empty-fresh", "publish_empty = true");
+    let ran = fresh.land("00-blank.jsonl", &blank);
+    assert_eq!(ran.json()["dates"], serde_json::json!([]));
+    let commits = fresh.root.commits();
+    assert_eq!(commits.len(), 1);
+    assert!(
+        commits[0]
+            .iter()
+            .any(|a| a["metaData"]["partitionColumns"] == serde_json::json!(["event_date"])),
+        "{commits:?}"
+    );
+    assert_eq!(adds_and_removes(&commits[0]), Default::default());
+    assert!(data(&fresh).is_empty(), "no data object");
+    let again = run(&fresh.product, &fresh.input("00-blank.jsonl", &blank), s3);
+    assert_eq!(again.json()["action"], "skipped", "{}", again.stderr);
+    fresh.land("01-day.jsonl", &owned(&DAY));
+    assert_eq!(fresh.root.commits().len(), 2);
+    assert_eq!(
+        statuses(&fresh.root.rows()["2024-03-01"]),
+        pairs(&[("101", "PAID"), ("102", "SHIPPED"), ("103", "PENDING")])
+    );
 }
 
 /// §6.3 / §12.3: replacing one date commits `remove` for that date's files and `add` for
