@@ -11,8 +11,9 @@
 //!
 //! What is about to be written is recorded first in `<state_root>/delta-pending.json`: a
 //! crash or a conflict leaves files no version references, and the next landing deletes
-//! exactly those it finds there and the current version does not hold (never another
-//! writer's files, never a file a version references), and the staging folder it names.
+//! exactly those it finds there that neither the current version nor the trash holds
+//! (never another writer's files, never a file a kept version references), and the
+//! staging folder it names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -104,7 +105,8 @@ fn staging_dir(config: &Config) -> PathBuf {
     config.state_root.join(".delta-staging")
 }
 
-/// Deletes the uploads a crashed or conflicted landing recorded and no version holds.
+/// Deletes the uploads a crashed or conflicted landing recorded that neither the current
+/// version nor a kept generation of the trash holds.
 fn clean_pending(config: &Config, found: &Found) -> Result<()> {
     let path = pending_path(config);
     let pending: Vec<String> = match std::fs::read(&path) {
@@ -115,7 +117,21 @@ fn clean_pending(config: &Config, found: &Found) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
     };
-    let held: BTreeSet<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
+    // A crash after the commit leaves its files in the record and in a version; a
+    // restore may since have moved them to the trash, which keeps them for the next one.
+    let trash = delta_trash::read(config, found)?;
+    let held: BTreeSet<&str> = found
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(
+            trash
+                .dates
+                .values()
+                .flatten()
+                .flat_map(|g| g.files.iter().map(|f| f.path.as_str())),
+        )
+        .collect();
     let (folders, files): (Vec<String>, Vec<String>) =
         pending.into_iter().partition(|p| p.ends_with('/'));
     for folder in &folders {

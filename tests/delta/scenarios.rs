@@ -158,6 +158,7 @@ both!(
     an_empty_input_is_refused_unless_publish_empty,
     a_replace_commit_touches_only_its_dates_files,
     a_crash_after_the_upload_leaves_only_files_the_rerun_deletes,
+    a_crash_after_the_commit_then_a_restore_loses_no_kept_file,
 );
 
 /// `keys` orders on 2024-03-01, every status `status`, event ids prefixed `status`.
@@ -491,6 +492,35 @@ fn a_crash_after_the_upload_leaves_only_files_the_rerun_deletes(s3: bool) {
     assert_eq!(restored.code, 0, "{}", restored.stderr);
     assert_eq!(table.root.rows()["2024-03-01"], rows["2024-03-01"]);
     assert_no_orphans(&table.product, &table.root);
+}
+
+/// A crash after the commit, before the pending record is cleared (`after_commit`), then
+/// a restore moving that landing's files to the trash: the next landing must not delete
+/// them as a crash's leftovers. Its version still reads whole, and its files are the
+/// trash's to delete (when `keep_generations` lets them go).
+fn a_crash_after_the_commit_then_a_restore_loses_no_kept_file(s3: bool) {
+    let table = Table::new(s3, "committed", "");
+    table.land("01-a.jsonl", &two_dates(3, "A"));
+    let input = table.input("02-b.jsonl", &two_dates(3, "B"));
+    let crashed = table.run_with(&input, &[], &[("WHARF_FAILPOINT", "after_commit")]);
+    assert_ne!(crashed.code, 0, "{}", crashed.stderr);
+    assert_eq!(table.root.commits().len(), 2, "the commit stands");
+    let rows_b = table.root.rows();
+    let restored = super::wharf(&table.product, &["restore", "2024-03-01", "--yes"], s3);
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    let b_files = adds_and_removes(&table.root.commits()[1]).0;
+    assert!(
+        kept_in_trash(&table.product).is_superset(
+            &b_files
+                .iter()
+                .filter(|p| p.starts_with("event_date=2024-03-01/"))
+                .cloned()
+                .collect()
+        )
+    );
+    table.land("03-c.jsonl", &two_dates(3, "C"));
+    assert_no_orphans(&table.product, &table.root);
+    assert_eq!(table.root.rows_at(1), rows_b, "B's version reads whole");
 }
 
 /// §12.1 on S3: a data file above `PART_BYTES` goes up in parts (its ETag the multipart
