@@ -9,7 +9,7 @@
 //! table's own `_wharf-staging/<generation>/` folder and each is moved into place, its
 //! rows read from its footer.
 //!
-//! What is about to be written is recorded first in `<state_root>/delta-pending.json`: a
+//! What is about to be written is recorded first ([`delta_pending`]): a
 //! crash or a conflict leaves files no version references, and the next landing deletes
 //! exactly those it finds there that neither the current version nor the trash holds
 //! (never another writer's files, never a file a kept version references), and the
@@ -25,6 +25,7 @@ use crate::engine::{Engine, Progress, Staged, WrittenFile};
 use crate::error::{Error, Result};
 use crate::land::delta::folder::{InTable, staging_folder};
 use crate::land::delta::{self, AddFile, CommitNote, NewFile, Table, TableFile};
+use crate::land::delta_pending;
 use crate::land::delta_read::TableVersion;
 use crate::land::delta_trash;
 use crate::land::folder;
@@ -97,10 +98,6 @@ pub fn owner_of(
         .map(|e| e.owner.clone())
 }
 
-fn pending_path(config: &Config) -> PathBuf {
-    config.state_root.join("delta-pending.json")
-}
-
 fn staging_dir(config: &Config) -> PathBuf {
     config.state_root.join(".delta-staging")
 }
@@ -108,15 +105,10 @@ fn staging_dir(config: &Config) -> PathBuf {
 /// Deletes the uploads a crashed or conflicted landing recorded that neither the current
 /// version nor a kept generation of the trash holds.
 fn clean_pending(config: &Config, found: &Found) -> Result<()> {
-    let path = pending_path(config);
-    let pending: Vec<String> = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::CorruptState {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
-    };
+    let pending = delta_pending::read(config)?;
+    if pending.is_empty() {
+        return Ok(());
+    }
     // A crash after the commit leaves its files in the record and in a version; a
     // restore may since have moved them to the trash, which keeps them for the next one.
     let trash = delta_trash::read(config, found)?;
@@ -142,20 +134,12 @@ fn clean_pending(config: &Config, found: &Found) -> Result<()> {
         .filter(|p| !held.contains(p.as_str()))
         .collect();
     found.table.delete(&stale)?;
-    remove_file(&path)
+    delta_pending::clear(config)
 }
 
 /// The table's name for the `n`th new file of `date`.
 fn table_name(generation: &str, date: crate::contract::Date, n: u64) -> String {
     format!("event_date={date}/part-{generation}-{n:05}.parquet")
-}
-
-fn record_pending(config: &Config, paths: &[String]) -> Result<()> {
-    atomic::write_atomic(
-        &pending_path(config),
-        &state::pretty(&paths, "pending uploads")?,
-        0o644,
-    )
 }
 
 /// The files to add, and merge mode's key index.
@@ -200,7 +184,7 @@ fn upload_staged(
         });
     }
     let paths: Vec<String> = new_files.iter().map(|f| f.path.clone()).collect();
-    record_pending(config, &paths)?;
+    delta_pending::record(config, &paths)?;
     let mut uploaded = Vec::with_capacity(new_files.len());
     for file in new_files {
         progress(Progress::Swapping { date: file.date });
@@ -232,7 +216,7 @@ fn write_in_table(
         relative: staging_folder(generation),
     };
     // Named before anything is written there, so a crash leaves it to the next landing.
-    if let Err(e) = record_pending(config, std::slice::from_ref(&folder.relative)) {
+    if let Err(e) = delta_pending::record(config, std::slice::from_ref(&folder.relative)) {
         return Some(Err(e));
     }
     let written = engine.stage_in_table(config, plan, &folder, progress)?;
@@ -256,7 +240,7 @@ fn place(
     let pending: Vec<String> = std::iter::once(folder.relative.clone())
         .chain(named.iter().cloned())
         .collect();
-    record_pending(config, &pending)?;
+    delta_pending::record(config, &pending)?;
     let mut added = Vec::with_capacity(written.len());
     let mut rows_by_date: BTreeMap<crate::contract::Date, u64> = BTreeMap::new();
     for (file, path) in written.iter().zip(named) {
@@ -283,14 +267,6 @@ fn place(
     // What the cluster's writer leaves beside the data (`_SUCCESS`, checksums).
     table.delete_under(&folder.relative)?;
     Ok(added)
-}
-
-fn remove_file(path: &std::path::Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(path, "remove", "check the state root", e)),
-    }
 }
 
 /// Stages, uploads and commits `plan`; then the manifest and the checkpoint. Returns the
@@ -352,14 +328,14 @@ pub fn publish(
             // Nothing references these: take them back now (the pending record does it
             // later if this fails too).
             if found.table.delete(&paths).is_ok() {
-                let _ = remove_file(&pending_path(config));
+                let _ = delta_pending::clear(config);
             }
             let _ = folder::remove_dir_all(&staging);
             return Err(e);
         }
     };
     failpoint::hit("after_commit");
-    remove_file(&pending_path(config))?;
+    delta_pending::clear(config)?;
     folder::remove_dir_all(&staging)?;
     // A checkpoint is an optimisation of reading: its failure is not the landing's.
     let _ = found.table.checkpoint_if_due(config, version);

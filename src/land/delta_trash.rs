@@ -2,7 +2,8 @@
 //! removed from the table, per date, at `<state_root>/delta-trash.json`. Their files stay
 //! in the table's storage (a Delta `remove` deletes nothing), so `wharf restore DATE` is a
 //! commit that re-adds them; the newest `keep_generations` of each date are kept and the
-//! files of older ones are deleted (Wharf's own vacuum).
+//! files of older ones are deleted (Wharf's own vacuum), named in the pending record
+//! ([`delta_pending`](super::delta_pending)) until they are gone.
 //!
 //! The record is written *before* the commit that removes a generation, so a crash at any
 //! step leaves the generation in the table, in the record, or both. [`read`] drops the
@@ -19,8 +20,9 @@ use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::land::commit::{self, Found};
 use crate::land::delta::TableFile;
+use crate::land::delta_pending;
 use crate::plan::{Manifest, Owner};
-use crate::store::{atomic, state};
+use crate::store::{atomic, failpoint, state};
 
 /// One data file of a removed generation, as a commit re-adds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,7 +140,9 @@ pub fn prune(trash: &mut DeltaTrash, keep: usize, live: &BTreeSet<String>) -> Ve
     doomed
 }
 
-/// After a commit: prunes, writes the record, then deletes the pruned files.
+/// After a commit: prunes, writes the record, then deletes the pruned files. They are
+/// named in the pending record first, so a crash or a failed delete before they are gone
+/// leaves them to the next landing's clean-up, not stored and named nowhere.
 pub fn settle(
     config: &Config,
     found: &Found,
@@ -146,8 +150,14 @@ pub fn settle(
     live: &BTreeSet<String>,
 ) -> Result<()> {
     let doomed = prune(trash, config.keep_generations, live);
+    if doomed.is_empty() {
+        return write(config, trash);
+    }
+    delta_pending::add(config, &doomed)?;
     write(config, trash)?;
-    found.table.delete(&doomed)
+    failpoint::hit("before_vacuum");
+    found.table.delete(&doomed)?;
+    delta_pending::forget(config, &doomed)
 }
 
 #[cfg(test)]

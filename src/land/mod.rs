@@ -8,6 +8,7 @@
 
 pub mod commit;
 pub mod delta;
+pub mod delta_pending;
 pub mod delta_read;
 pub mod delta_trash;
 mod folder;

@@ -11,7 +11,8 @@
 //!   (at most [`PAUSE_LIMIT`]), so a test can have another process act at exactly that
 //!   step, e.g. commit the Delta table's next version first (a lost commit race). The
 //!   Delta landing's points are `after_upload` and `after_trash`, between planning
-//!   against a version and committing the next.
+//!   against a version and committing the next, then `after_commit` and
+//!   `before_vacuum` (the trash record pruned, its files not yet deleted).
 //! - [`fault`]: with `WHARF_FAULT=<op>:<errno>[:<nth>]` (`op` ∈ `write`, `fsync`,
 //!   `rename`; `errno` ∈ `EIO`, `ENOSPC`; `nth` defaults to 1), the nth call of that kind
 //!   in the process fails with that OS error, as a failing disk or a full one would.

@@ -159,6 +159,7 @@ both!(
     a_replace_commit_touches_only_its_dates_files,
     a_crash_after_the_upload_leaves_only_files_the_rerun_deletes,
     a_crash_after_the_commit_then_a_restore_loses_no_kept_file,
+    a_crash_in_the_vacuum_leaves_files_the_next_landing_deletes,
 );
 
 /// `keys` orders on 2024-03-01, every status `status`, event ids prefixed `status`.
@@ -521,6 +522,37 @@ fn a_crash_after_the_commit_then_a_restore_loses_no_kept_file(s3: bool) {
     table.land("03-c.jsonl", &two_dates(3, "C"));
     assert_no_orphans(&table.product, &table.root);
     assert_eq!(table.root.rows_at(1), rows_b, "B's version reads whole");
+}
+
+/// A crash in the vacuum (`before_vacuum`: the trash record pruned, the pruned files not
+/// yet deleted) leaves files nothing names but the pending record: the next landing
+/// deletes them.
+fn a_crash_in_the_vacuum_leaves_files_the_next_landing_deletes(s3: bool) {
+    let table = Table::new(s3, "vacuum", "keep_generations = 1");
+    table.land("01-a.jsonl", &two_dates(3, "A"));
+    let first = table.root.live_files();
+    table.land("02-b.jsonl", &two_dates(3, "B"));
+    let input = table.input("03-c.jsonl", &two_dates(3, "C"));
+    let crashed = table.run_with(&input, &[], &[("WHARF_FAILPOINT", "before_vacuum")]);
+    assert_ne!(crashed.code, 0, "{}", crashed.stderr);
+    assert!(
+        crashed.stderr.contains("failpoint before_vacuum"),
+        "{}",
+        crashed.stderr
+    );
+    assert_eq!(table.root.commits().len(), 3, "the commit stands");
+    let stored = table.root.objects();
+    assert!(stored.is_superset(&first), "A's files not yet deleted");
+    assert!(
+        kept_in_trash(&table.product).is_disjoint(&first),
+        "and out of the trash"
+    );
+    table.land("04-d.jsonl", &two_dates(3, "D"));
+    assert!(
+        table.root.objects().is_disjoint(&first),
+        "A's files deleted"
+    );
+    assert_no_orphans(&table.product, &table.root);
 }
 
 /// §12.1 on S3: a data file above `PART_BYTES` goes up in parts (its ETag the multipart
