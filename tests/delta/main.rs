@@ -828,6 +828,9 @@ fn sigkill_during_landings_on_s3_leaves_each_date_old_or_new_and_reruns_converge
         assert_eq!(&root.rows(), target, "kill {kill}: the rerun converges");
     }
     eprintln!("S3 kill loop: {outcomes:?} over {kills} runs");
+    // §12.4: what the kills left, the reruns deleted; every data object is one a kept
+    // version references, nothing is staged in the table or the state root.
+    scenarios::assert_no_orphans(&product, &root);
     // Most kills must land mid-run, or the loop proves little.
     assert!(
         outcomes.get("killed").copied().unwrap_or(0) >= kills / 4,
