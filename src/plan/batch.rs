@@ -90,6 +90,12 @@ impl ShortKey {
     }
 }
 
+/// The fingerprint of an encoded record's values (`row::push_record`): §2 tells a retry
+/// (the first line's fingerprint) from a conflict by it, on either engine.
+pub fn fingerprint(record: &[u8]) -> u64 {
+    xxh3_64_with_seed(record, VALUES_SEED)
+}
+
 /// The hash the ranking files an encoded key under.
 pub fn key_hash(key: &[u8]) -> u64 {
     xxh3_64_with_seed(key, KEY_SEED)
@@ -162,7 +168,7 @@ impl Batch {
             line,
             precedence,
             id: xxh3_128_with_seed(slice(field(schema.event_id)), ID_SEED),
-            fingerprint: xxh3_64_with_seed(record, VALUES_SEED),
+            fingerprint: fingerprint(record),
             key_hash: key_hash(slice((key_start, key_end))),
             row: (start as u32, self.rows.len() as u32),
             key: ((start + key_start) as u32, (start + key_end) as u32),

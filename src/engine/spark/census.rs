@@ -168,9 +168,13 @@ fn conflict_findings(
     found: &mut dyn FnMut(LineFinding) -> Result<()>,
 ) -> Result<()> {
     let event_id = ident(&config.schema.fields[config.schema.event_id].name);
+    // Each conflicting line against its event id's first line, field by field: only
+    // when the file has conflicts, and it is then refused.
     let listing = format!(
-        "SELECT __line, CAST({event_id} AS STRING) AS __id, __conflict_field FROM {EVENTS} \
-         WHERE __conflict"
+        "SELECT c.__line, CAST(c.{event_id} AS STRING) AS __id, {} AS __conflict_field \
+         FROM (SELECT * FROM {EVENTS} WHERE __conflict) c \
+         JOIN (SELECT * FROM {EVENTS} WHERE __occurrence = 1) f ON c.{event_id} = f.{event_id}",
+        events::first_difference(&config.schema)
     );
     let cached = session
         .frame(&listing, "cannot list the conflicting lines")?

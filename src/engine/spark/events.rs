@@ -7,12 +7,9 @@
 //! - `__line`, the line number;
 //! - for each timestamp field `i`, `__s{i}` and `__n{i}`: its exact instant as seconds
 //!   and nanoseconds;
-//! - `__occurrence` (1 for an event id's first line), `__conflict` (a later line whose
-//!   values differ from the first's) and `__conflict_field` (the first field that
-//!   differs).
-//!
-//! Values are compared as §2 says: strings and ints as typed values, timestamps as
-//! instants, an absent optional as null (`<=>`, so null equals null).
+//! - `__occurrence` (1 for an event id's first line) and `__conflict` (a later line whose
+//!   values differ from the first's, by the fingerprint of its typed values, which the
+//!   local engine compares too; [`first_difference`] names the field).
 
 use super::handoff::instant_columns;
 use crate::contract::{FieldType, Schema};
@@ -52,7 +49,7 @@ pub fn query(schema: &Schema, parsed: &str) -> String {
         })
         .collect();
     let typed = format!(
-        "SELECT line AS __line, {} FROM {parsed}",
+        "SELECT line AS __line, fp AS __fp, {} FROM {parsed}",
         columns.join(", ")
     );
     let timestamps: Vec<usize> = (0..schema.fields.len())
@@ -62,45 +59,10 @@ pub fn query(schema: &Schema, parsed: &str) -> String {
 }
 
 /// §2 over `typed`: each line's occurrence of its event id and whether it contradicts
-/// the first; the declared fields in their published types. The first line's values
-/// come field by field, so the shuffle carries each value once.
+/// the first, by the values' fingerprint the driver computed as the local engine does
+/// (`plan::batch::fingerprint`), so both engines tell a retry from a conflict alike; the
+/// declared fields in their published types.
 fn occurrences(schema: &Schema, timestamps: &[usize], typed: &str) -> String {
-    // Per field: (its value's columns, the first line's columns).
-    let compared: Vec<Vec<(String, String)>> = schema
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            if f.ty == FieldType::Timestamp {
-                let (s, n) = instant(i);
-                vec![(s, format!("__fs{i}")), (n, format!("__fn{i}"))]
-            } else {
-                vec![(ident(&f.name), format!("__f{i}"))]
-            }
-        })
-        .collect();
-    let firsts: Vec<String> = compared
-        .iter()
-        .flatten()
-        .map(|(value, first)| format!("first_value({value}) OVER __w AS {first}"))
-        .collect();
-    // Field `i` equals the first line's, as a typed value (null equals null).
-    let same: Vec<String> = compared
-        .iter()
-        .map(|columns| {
-            let parts: Vec<String> = columns
-                .iter()
-                .map(|(value, first)| format!("{value} <=> {first}"))
-                .collect();
-            format!("({})", parts.join(" AND "))
-        })
-        .collect();
-    let differs: Vec<String> = schema
-        .fields
-        .iter()
-        .zip(&same)
-        .map(|(f, same)| format!("WHEN NOT {same} THEN {}", literal(&f.name)))
-        .collect();
     let published: Vec<String> = schema
         .fields
         .iter()
@@ -123,21 +85,40 @@ fn occurrences(schema: &Schema, timestamps: &[usize], typed: &str) -> String {
             format!(", {s}, {n}")
         })
         .collect();
-    // Lines are unique, so one row frame serves the row number and the first values.
+    // Lines are unique, so one row frame serves the row number and the first value.
     let windowed = format!(
-        "SELECT *, row_number() OVER __w AS __occurrence, {} FROM ({typed}) \
+        "SELECT *, row_number() OVER __w AS __occurrence, first_value(__fp) OVER __w AS __first_fp \
+         FROM ({typed}) \
          WINDOW __w AS (PARTITION BY {} ORDER BY __line \
          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
-        firsts.join(", "),
         ident(&schema.fields[schema.event_id].name)
     );
     format!(
         "SELECT {}, __line{instants}, __occurrence, \
-         __occurrence > 1 AND NOT ({}) AS __conflict, \
-         CASE WHEN __occurrence = 1 THEN NULL {} END AS __conflict_field \
+         __occurrence > 1 AND __fp <> __first_fp AS __conflict \
          FROM ({windowed})",
-        published.join(", "),
-        same.join(" AND "),
-        differs.join(" ")
+        published.join(", ")
     )
+}
+
+/// The first declared field in which row `c` differs from row `f` (both of [`EVENTS`]),
+/// as a string literal: values compared as §2 says (timestamps as instants, null equal
+/// to null).
+pub fn first_difference(schema: &Schema) -> String {
+    let differs: Vec<String> = schema
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let same = if f.ty == FieldType::Timestamp {
+                let (s, n) = instant(i);
+                format!("c.{s} <=> f.{s} AND c.{n} <=> f.{n}")
+            } else {
+                let column = ident(&f.name);
+                format!("c.{column} <=> f.{column}")
+            };
+            format!("WHEN NOT ({same}) THEN {}", literal(&f.name))
+        })
+        .collect();
+    format!("CASE {} END", differs.join(" "))
 }

@@ -3,7 +3,8 @@
 //! it never scans, parses or numbers the input, and never computes an instant in SQL.
 //!
 //! - [`Columns`]: the file's columns. `line` (INT64: the line's number, on through a
-//!   set's parts, §11.4); declared field `i` as `f{i}` (`int` INT64, `string` UTF8), a
+//!   set's parts, §11.4); `fp` (INT64: the fingerprint of the record's typed values, as
+//!   the local engine computes it for §2); declared field `i` as `f{i}` (`int` INT64, `string` UTF8), a
 //!   `timestamp` as its exact instant, `s{i}` (INT64 seconds since the epoch) and `n{i}`
 //!   (INT64 nanoseconds). Named by position, so no declared name needs quoting.
 //! - [`ChunkRows`]: one chunk's accepted records as an Arrow batch, built on the worker
@@ -29,7 +30,8 @@ use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::config::Config;
-use crate::contract::{FieldType, Record, Schema, Value};
+use crate::contract::{FieldType, Record, Schema, Value, row};
+use crate::plan::batch::fingerprint;
 use crate::error::{Error, Result};
 use crate::store::objects::{Objects, TABLE_STAGING};
 
@@ -56,7 +58,10 @@ pub struct Columns {
 impl Columns {
     pub fn of(schema: &Schema) -> Columns {
         let long = |name: String| ArrowField::new(name, DataType::Int64, true);
-        let mut fields = vec![ArrowField::new("line", DataType::Int64, false)];
+        let mut fields = vec![
+            ArrowField::new("line", DataType::Int64, false),
+            ArrowField::new("fp", DataType::Int64, false),
+        ];
         for (i, field) in schema.fields.iter().enumerate() {
             match field.ty {
                 FieldType::Int => fields.push(long(format!("f{i}"))),
@@ -78,6 +83,8 @@ impl Columns {
     pub fn rows(&self) -> ChunkRows {
         ChunkRows {
             line: Int64Builder::new(),
+            fingerprint: Int64Builder::new(),
+            encoded: Vec::new(),
             fields: self
                 .types
                 .iter()
@@ -106,6 +113,9 @@ enum Builder {
 /// Accepted records of one chunk, in line order.
 pub struct ChunkRows {
     line: Int64Builder,
+    fingerprint: Int64Builder,
+    /// One record encoded, to fingerprint it.
+    encoded: Vec<u8>,
     fields: Vec<Builder>,
     schema: Arc<ArrowSchema>,
 }
@@ -115,6 +125,11 @@ impl ChunkRows {
     /// them (an absent optional is null).
     pub fn push(&mut self, line: u64, record: &Record) {
         self.line.append_value(line as i64);
+        self.encoded.clear();
+        row::push_record(&mut self.encoded, record);
+        // The bits as they are: Spark compares them, never orders them.
+        self.fingerprint
+            .append_value(fingerprint(&self.encoded) as i64);
         for (builder, value) in self.fields.iter_mut().zip(record.iter()) {
             match (builder, value) {
                 (Builder::Int(b), Value::Int(v)) => b.append_value(*v),
@@ -138,7 +153,10 @@ impl ChunkRows {
     }
 
     pub fn finish(mut self) -> Result<RecordBatch> {
-        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.line.finish())];
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(self.line.finish()),
+            Arc::new(self.fingerprint.finish()),
+        ];
         for builder in &mut self.fields {
             match builder {
                 Builder::Int(b) => columns.push(Arc::new(b.finish())),
@@ -221,6 +239,7 @@ impl Handoff {
         let properties = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_statistics_enabled(EnabledStatistics::None)
+            .set_dictionary_enabled(false)
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .build();
         let writer = ArrowWriter::try_new(file, Arc::clone(&columns.arrow), Some(properties))
