@@ -6,7 +6,7 @@ use crate::config::{Config, TableFormat};
 use crate::error::Result;
 use crate::exit;
 use crate::input::PartDigest;
-use crate::land::commit;
+use crate::land::root::PublishRoot;
 use crate::plan::Owner;
 use crate::store::state;
 use std::collections::BTreeMap;
@@ -14,18 +14,12 @@ use std::collections::BTreeMap;
 pub fn status(config: &Config, json: bool) -> Result<u8> {
     let manifest = state::read_manifest(config)?;
     // A Delta table's dates are its current version's, read from its log.
-    let (published, table) = match config.table_format {
-        TableFormat::Hive => (state::published(config, None, &manifest)?, None),
-        TableFormat::Delta => {
-            let found = commit::find(config)?;
-            let version = found.snapshot.as_ref().map(|s| s.version());
-            let url = found.table.url().to_owned();
-            (
-                commit::published(&found, None, &manifest),
-                Some((url, version)),
-            )
-        }
-    };
+    let root = PublishRoot::open(config)?;
+    let published = root.published(config, None, &manifest)?;
+    let table = root.found().map(|found| {
+        let version = found.snapshot.as_ref().map(|s| s.version());
+        (found.table.url().to_owned(), version)
+    });
     let format = match config.table_format {
         TableFormat::Hive => "hive",
         TableFormat::Delta => "delta",

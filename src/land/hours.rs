@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{Config, TableFormat};
+use crate::config::Config;
 use crate::contract::Date;
 use crate::error::Result;
-use crate::land::{commit, delta_read};
-use crate::store::dataset::{Dataset, HiveFolders};
+use crate::land::root::PublishRoot;
+use crate::store::dataset::Dataset;
 
 /// Each of `dates` by hour as published now (a date not published: all zero), read
 /// from the hive folders or the Delta table's current version; `cancelled` stops between
@@ -18,13 +18,8 @@ pub fn published_by_hour(
     dates: &[Date],
     cancelled: &dyn Fn() -> bool,
 ) -> Result<BTreeMap<Date, [u64; 24]>> {
-    match config.table_format {
-        TableFormat::Hive => by_hour(&HiveFolders(&config.publish_root), config, dates, cancelled),
-        TableFormat::Delta => {
-            let found = commit::find(config)?;
-            by_hour(&delta_read::TableVersion(&found), config, dates, cancelled)
-        }
-    }
+    let root = PublishRoot::open(config)?;
+    root.with_dataset(config, |dataset| by_hour(dataset, config, dates, cancelled))
 }
 
 fn by_hour(

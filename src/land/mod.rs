@@ -4,7 +4,8 @@
 //! feeds [`plan::decide()`], and it stages the dates the plan publishes.
 //!
 //! [`plan_input`] is the read-only half (what `wharf plan` and the console show);
-//! [`run`] is the whole landing, top to bottom in the contract's order.
+//! [`run`] is the whole landing, top to bottom in the contract's order, publishing
+//! through [`root::PublishRoot`] (hive folders or a Delta table, one interface).
 
 pub mod commit;
 pub mod delta;
@@ -18,6 +19,7 @@ pub mod lock;
 pub mod preview;
 pub mod quarantine;
 pub mod restore;
+pub mod root;
 pub mod runlog;
 pub mod swap;
 pub mod trash;
@@ -25,13 +27,13 @@ pub mod trash;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::config::{Config, TableFormat, WriteMode};
-use crate::engine::{Engine, Staged};
+use crate::config::Config;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::input;
-use crate::plan::{self, Action, Checkpoint, DecideOptions, Manifest, Owner, PartitionEntry, Plan};
-use crate::store::dataset::HiveFolders;
-use crate::store::{atomic, failpoint, keys, state};
+use crate::plan::{self, Action, Checkpoint, DecideOptions, Manifest, Owner, Plan};
+use crate::store::{failpoint, state};
+use root::PublishRoot;
 
 pub use crate::engine::Progress;
 
@@ -82,29 +84,15 @@ fn plan_with_manifest(
     path: &Path,
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(Plan, Manifest, Option<commit::Found>)> {
+) -> Result<(Plan, Manifest, PublishRoot)> {
     let input = input::open(path, &config.set_marker)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
-    // A Delta table is read before the input: an unreachable one fails fast.
-    let found = match config.table_format {
-        TableFormat::Hive => None,
-        TableFormat::Delta => Some(commit::find(config)?),
-    };
-    let census = match &found {
-        None => {
-            let folders = HiveFolders(&config.publish_root);
-            engine.census(config, &input, &manifest, &folders, progress)?
-        }
-        Some(found) => {
-            let version = delta_read::TableVersion(found);
-            engine.census(config, &input, &manifest, &version, progress)?
-        }
-    };
-    let published = match &found {
-        None => state::published(config, checkpoint, &manifest)?,
-        Some(found) => commit::published(found, checkpoint, &manifest),
-    };
+    let root = PublishRoot::open(config)?;
+    let census = root.with_dataset(config, |dataset| {
+        engine.census(config, &input, &manifest, dataset, progress)
+    })?;
+    let published = root.published(config, checkpoint, &manifest)?;
     let owner = Owner {
         input_name: input.name,
         input_sha256: census.sha256.clone(),
@@ -116,7 +104,7 @@ fn plan_with_manifest(
         &published,
         options,
     );
-    Ok((plan, manifest, found))
+    Ok((plan, manifest, root))
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order, with `engine` doing the row work.
@@ -131,42 +119,25 @@ pub fn run(
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
-    let (plan, manifest, found) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    let (plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
     let now = timestamp_now();
-    let mut table_version = None;
-    let (status, swaps) = match plan.action {
-        Action::Skip => (RunStatus::Skipped, Vec::new()),
+    let (status, publication) = match plan.action {
+        Action::Skip => (RunStatus::Skipped, None),
         Action::Refuse => {
             quarantine::write(config, &plan, RunStatus::Refused.code(), &now)?; // §6.1
-            (RunStatus::Refused, Vec::new())
+            (RunStatus::Refused, None)
         }
         Action::Publish => {
             quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
             failpoint::hit("after_quarantine");
-            match &found {
-                None => {
-                    let published = publish(config, engine, &plan, manifest, &now, progress); // §6.2–6.4
-                    if published.is_err() {
-                        let _ = swap::clean_staging(config); // the error is the one to report
-                    }
-                    (RunStatus::Published, published?)
-                }
-                Some(found) => {
-                    // §12: one commit, then the manifest and the checkpoint naming it.
-                    let version =
-                        commit::publish(config, engine, &plan, manifest, found, &now, progress)?;
-                    let mut written = checkpoint(config, &plan, &now);
-                    written.table_version = Some(version);
-                    state::write_checkpoint(config, &written)?;
-                    failpoint::hit("after_checkpoint");
-                    table_version = Some(version);
-                    (RunStatus::Published, Vec::new())
-                }
-            }
+            let published = root.publish(config, engine, &plan, manifest, &now, progress)?; // §6.2–6.4
+            (RunStatus::Published, Some(published))
         }
     };
     let duration_ms = started.elapsed().as_millis() as u64;
     let mut record = run_record(config, &plan, status, &now, duration_ms);
+    let (swaps, table_version) =
+        publication.map_or((Vec::new(), None), |p| (p.swaps, p.table_version));
     record.swaps = swaps.iter().map(|m| m.code().to_owned()).collect();
     record.engine = engine.describe();
     record.engine_settings = engine.settings();
@@ -204,78 +175,6 @@ fn refuse_unclosed(path: &Path, marker: &str) -> Result<()> {
         }),
         None => Ok(()),
     }
-}
-
-/// Has `engine` stage every date, swaps each in, then writes the manifest and last the
-/// checkpoint.
-fn publish(
-    config: &Config,
-    engine: &mut dyn Engine,
-    plan: &Plan,
-    mut manifest: Manifest,
-    now: &str,
-    progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<Vec<swap::SwapMethod>> {
-    let generation = generation_id(now, plan);
-    let staging = swap::fresh_staging(config, &generation)?;
-    let Staged { files, keys } = engine.stage(config, plan, &staging, progress)?;
-    atomic::sync_dir(&staging)?;
-    failpoint::hit("after_stage");
-
-    let mut methods = Vec::with_capacity(plan.dates.len());
-    // Merge moves keys only to later dates: newest first puts a moved key on its new date
-    // before it leaves the old one (§10.4), so a crash between swaps never loses it.
-    let order: Vec<&plan::DatePlan> = match config.write_mode {
-        WriteMode::Replace => plan.dates.iter().collect(),
-        WriteMode::Merge => plan.dates.iter().rev().collect(),
-    };
-    for (index, date_plan) in order.into_iter().enumerate() {
-        let date = date_plan.event_date;
-        progress(Progress::Swapping { date });
-        let key = date.to_string();
-        let before = date_plan.rows_before.map(|rows| {
-            let owner = manifest.dates.get(&key).map(|e| e.owner.clone());
-            (owner, rows)
-        });
-        if date_plan.rows == 0 && config.write_mode == WriteMode::Merge {
-            // §10.3: every key of this date moved away; the date leaves the dataset.
-            let (owner, rows_before) = before.unwrap_or((None, 0));
-            swap::retire(config, date, &generation, owner, rows_before)?;
-            manifest.dates.remove(&key);
-            failpoint::hit(&format!("after_swap_{}", index + 1));
-            continue;
-        }
-        let staged = state::partition_dir(&staging, date);
-        methods.push(swap::swap_in(config, &staged, date, &generation, before)?);
-        failpoint::hit(&format!("after_swap_{}", index + 1));
-        let entry = PartitionEntry {
-            owner: Owner {
-                input_name: plan.input_name.clone(),
-                input_sha256: plan.input_sha256.clone(),
-            },
-            rows: date_plan.rows,
-            files: files.get(&date).copied().unwrap_or(0),
-            published_at: now.to_owned(),
-            table_files: Vec::new(),
-        };
-        manifest.dates.insert(key, entry);
-    }
-    swap::clean_staging(config)?;
-    failpoint::hit("after_swaps");
-    if let Some(written) = keys.filter(|_| config.write_mode == WriteMode::Merge) {
-        keys::write(
-            config,
-            &manifest,
-            &HiveFolders(&config.publish_root),
-            &written,
-            now,
-        )?;
-    }
-    state::write_manifest(config, &manifest)?;
-    failpoint::hit("after_manifest");
-    state::write_checkpoint(config, &checkpoint(config, plan, now))?;
-    failpoint::hit("after_checkpoint");
-    Ok(methods)
 }
 
 /// A landing's generation: its time and input, sortable and unique per input.

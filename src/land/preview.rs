@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use super::{Progress, commit, delta_read, plan_with_manifest};
+use super::root::PublishRoot;
+use super::{Progress, delta_read, plan_with_manifest};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::diff::read::{Rows, Source};
@@ -21,8 +22,9 @@ pub struct Preview {
     pub plan: Plan,
     /// The staged dates, removed when the preview is dropped; `None` unless a publish.
     staged: Option<tempfile::TempDir>,
-    /// A Delta table's version the plan was decided against: the diff reads its files.
-    found: Option<commit::Found>,
+    /// The root the plan was decided against: a Delta table's version is what the diff
+    /// reads.
+    root: PublishRoot,
 }
 
 /// Plans `path` with `engine` (which must be able to stage, e.g. `LocalEngine::new`) and,
@@ -34,12 +36,12 @@ pub fn preview(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Preview> {
-    let (plan, _, found) = plan_with_manifest(config, engine, path, options, progress)?;
+    let (plan, _, root) = plan_with_manifest(config, engine, path, options, progress)?;
     if plan.action != Action::Publish {
         return Ok(Preview {
             plan,
             staged: None,
-            found,
+            root,
         });
     }
     let temp = std::env::temp_dir();
@@ -58,7 +60,7 @@ pub fn preview(
     Ok(Preview {
         plan,
         staged: Some(staged),
-        found,
+        root,
     })
 }
 
@@ -82,7 +84,7 @@ impl Preview {
         sink: &mut dyn FnMut(Change) -> bool,
     ) -> Result<DateDiff> {
         let schema = &config.schema;
-        let before = match &self.found {
+        let before = match self.root.found() {
             None => Rows::open(&state::partition_dir(&config.publish_root, date), schema)?,
             Some(found) => {
                 let files = delta_read::TableVersion(found).sources(date)?;
