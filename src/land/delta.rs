@@ -172,24 +172,38 @@ impl Table {
     /// The current version, `None` when the table has no commit yet. A missing bucket, a
     /// refused credential or an unreachable endpoint is an error, never "no table".
     pub fn snapshot(&self) -> Result<Option<SnapshotRef>> {
-        let log = self.store_path("_delta_log/")?;
-        let listed = self.runtime.block_on(async {
-            use futures::TryStreamExt;
-            self.store
-                .list(Some(&log))
-                .try_next()
-                .await
-                .map(|first| first.is_some())
-        });
-        match listed {
-            Ok(false) => return Ok(None),
-            Ok(true) => {}
-            Err(e) => return Err(self.error("list the table's log", e)),
+        if !self.has_log()? {
+            return Ok(None);
         }
         Snapshot::builder_for(self.url.as_str())
             .build(self.engine.as_ref())
             .map(Some)
             .map_err(|e| self.error("read the table's log", e))
+    }
+
+    /// Whether the table has a log. A checkpoint's pointer or the first commit answers
+    /// with one request; only a log with neither is listed. A listing of a local store
+    /// stats every file it reads, and a long log has thousands.
+    fn has_log(&self) -> Result<bool> {
+        for first in [
+            "_delta_log/_last_checkpoint",
+            "_delta_log/00000000000000000000.json",
+        ] {
+            let path = self.store_path(first)?;
+            match self.runtime.block_on(self.store.head(&path)) {
+                Ok(_) => return Ok(true),
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(self.error("read the table's log", e)),
+            }
+        }
+        let log = self.store_path("_delta_log/")?;
+        let listed = self.runtime.block_on(async {
+            use futures::TryStreamExt;
+            self.store.list(Some(&log)).try_next().await
+        });
+        listed
+            .map(|first| first.is_some())
+            .map_err(|e| self.error("list the table's log", e))
     }
 
     /// Version `version`, for reading what a past landing replaced and published.
