@@ -35,6 +35,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use crate::config::Config;
 use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
+use crate::store::objects::Objects;
 pub use crate::store::objects::{HINT, PART_BYTES, scrub};
 
 pub mod folder;
@@ -82,12 +83,10 @@ pub struct CommitNote<'a> {
 
 /// An opened Delta table: its URL, its store and the kernel's engine over it.
 pub struct Table {
-    url: String,
-    root: url::Url,
-    /// Bucket (S3) or file-system root (local) level: kernel paths are full URLs.
-    store: Arc<dyn ObjectStore>,
+    /// The table's objects through Wharf's own store and runtime.
+    objects: Objects,
+    /// The kernel's engine, over a second store (a pool of its own).
     engine: Box<dyn Engine>,
-    runtime: tokio::runtime::Runtime,
 }
 
 impl Table {
@@ -103,51 +102,42 @@ impl Table {
             detail: scrub(&detail),
             hint: HINT.to_owned(),
         };
-        let root = url::Url::parse(&url).map_err(|e| fail(e.to_string()))?;
+        let objects = Objects::open(&url)?;
         // Two stores, two connection pools: a connection opened on one runtime and reused
         // from the other stalls until its timeout (measured: 30 s per landing).
-        let build = || -> Result<Arc<dyn ObjectStore>> {
-            crate::store::objects::connect(&root).map_err(&fail)
-        };
-        let store = build()?;
+        let store = crate::store::objects::connect(&objects.root).map_err(fail)?;
         // The multi-threaded executor: writing a checkpoint pulls the log replay from
         // inside the write task, which deadlocks the default one-thread executor (the
         // kernel's `Snapshot::checkpoint` asks for it; met at the tenth commit).
-        let executor = TokioMultiThreadExecutor::new_owned_runtime(Some(2), None)
-            .map_err(|e| fail(format!("cannot start the table's I/O runtime: {e}")))?;
-        let engine = DefaultEngineBuilder::new(build()?)
+        let executor = TokioMultiThreadExecutor::new_owned_runtime(Some(2), None).map_err(|e| {
+            Error::Table {
+                url: url.clone(),
+                action: "open the table",
+                detail: format!("cannot start the table's I/O runtime: {e}"),
+                hint: HINT.to_owned(),
+            }
+        })?;
+        let engine = DefaultEngineBuilder::new(store)
             .with_task_executor(Arc::new(executor))
             .build();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| fail(format!("cannot start the I/O runtime: {e}")))?;
         Ok(Table {
-            url,
-            root,
-            store,
+            objects,
             engine: Box::new(engine),
-            runtime,
         })
     }
 
     pub fn url(&self) -> &str {
-        &self.url
+        &self.objects.url
     }
 
     fn error(&self, action: &'static str, detail: impl std::fmt::Display) -> Error {
-        Error::Table {
-            url: self.url.clone(),
-            action,
-            detail: scrub(&detail.to_string()),
-            hint: HINT.to_owned(),
-        }
+        self.objects.error(action, detail)
     }
 
     /// A table this product's config did not make: refused as it is, never altered.
     fn not_ours(&self, detail: String) -> Error {
         Error::Table {
-            url: self.url.clone(),
+            url: self.objects.url.clone(),
             action: "use the table",
             detail: scrub(&detail),
             hint: NOT_OURS.to_owned(),
@@ -156,16 +146,12 @@ impl Table {
 
     /// The object-store path of `relative` under the table root.
     fn store_path(&self, relative: &str) -> Result<StorePath> {
-        let full = self
-            .root
-            .join(relative)
-            .map_err(|e| self.error("name a data file", e))?;
-        StorePath::from_url_path(full.path()).map_err(|e| self.error("name a data file", e))
+        self.objects.path(relative)
     }
 
     /// `relative` under a local table's root as a path; `None` on S3.
     fn local_path(&self, relative: &str) -> Option<std::path::PathBuf> {
-        let url = self.root.join(relative).ok()?;
+        let url = self.objects.root.join(relative).ok()?;
         (url.scheme() == "file").then(|| url.to_file_path().ok())?
     }
 
@@ -175,7 +161,7 @@ impl Table {
         if !self.has_log()? {
             return Ok(None);
         }
-        Snapshot::builder_for(self.url.as_str())
+        Snapshot::builder_for(self.objects.url.as_str())
             .build(self.engine.as_ref())
             .map(Some)
             .map_err(|e| self.error("read the table's log", e))
@@ -190,16 +176,20 @@ impl Table {
             "_delta_log/00000000000000000000.json",
         ] {
             let path = self.store_path(first)?;
-            match self.runtime.block_on(self.store.head(&path)) {
+            match self
+                .objects
+                .runtime
+                .block_on(self.objects.store.head(&path))
+            {
                 Ok(_) => return Ok(true),
                 Err(object_store::Error::NotFound { .. }) => {}
                 Err(e) => return Err(self.error("read the table's log", e)),
             }
         }
         let log = self.store_path("_delta_log/")?;
-        let listed = self.runtime.block_on(async {
+        let listed = self.objects.runtime.block_on(async {
             use futures::TryStreamExt;
-            self.store.list(Some(&log)).try_next().await
+            self.objects.store.list(Some(&log)).try_next().await
         });
         listed
             .map(|first| first.is_some())
@@ -208,7 +198,7 @@ impl Table {
 
     /// Version `version`, for reading what a past landing replaced and published.
     pub fn snapshot_at(&self, version: u64) -> Result<SnapshotRef> {
-        Snapshot::builder_for(self.url.as_str())
+        Snapshot::builder_for(self.objects.url.as_str())
             .at_version(version)
             .build(self.engine.as_ref())
             .map_err(|e| self.error("read the table's log", e))
@@ -279,8 +269,9 @@ impl Table {
     /// Uploads `file` to its table path, invisible until a commit adds it.
     pub fn upload(&self, file: &NewFile) -> Result<u64> {
         let target = self.store_path(&file.path)?;
-        let put = crate::store::objects::put_file(&*self.store, &target, file.local);
-        self.runtime
+        let put = crate::store::objects::put_file(&*self.objects.store, &target, file.local);
+        self.objects
+            .runtime
             .block_on(put)
             .map_err(|e| self.error("upload a data file", e))
     }
@@ -289,7 +280,10 @@ impl Table {
     pub fn delete(&self, paths: &[String]) -> Result<()> {
         for path in paths {
             let target = self.store_path(path)?;
-            let deleted = self.runtime.block_on(self.store.delete(&target));
+            let deleted = self
+                .objects
+                .runtime
+                .block_on(self.objects.store.delete(&target));
             match deleted {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
                 Err(e) => return Err(self.error("delete an unreferenced data file", e)),
@@ -309,8 +303,8 @@ impl Table {
     /// kept until Wharf's vacuum lets it go.
     pub fn fetch_if_stored(&self, path: &str) -> Result<Option<bytes::Bytes>> {
         let target = self.store_path(path)?;
-        let fetched = self.runtime.block_on(async {
-            match self.store.get(&target).await {
+        let fetched = self.objects.runtime.block_on(async {
+            match self.objects.store.get(&target).await {
                 Ok(got) => got.bytes().await.map(Some),
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e),
@@ -353,7 +347,7 @@ impl Table {
                     crate::store::atomic::create_dir_all(&folder)?;
                 }
                 let mut txn = create_table(
-                    self.url.as_str(),
+                    self.objects.url.as_str(),
                     Arc::new(table_schema(config)?),
                     engine_info,
                     true,
@@ -390,7 +384,7 @@ impl Table {
             }
         };
         result.map_err(|version| Error::TableBusy {
-            url: self.url.clone(),
+            url: self.objects.url.clone(),
             version,
         })
     }
@@ -435,7 +429,7 @@ impl Table {
         if version == 0 || !version.is_multiple_of(config.delta_checkpoint_interval) {
             return Ok(false);
         }
-        let snapshot = Snapshot::builder_for(self.url.as_str())
+        let snapshot = Snapshot::builder_for(self.objects.url.as_str())
             .at_version(version)
             .build(self.engine.as_ref())
             .map_err(|e| self.error("read the committed version", e))?;

@@ -105,10 +105,10 @@ pub fn scrub(text: &str) -> String {
 
 /// The objects under one table root, with a runtime of their own.
 pub struct Objects {
-    url: String,
-    root: url::Url,
-    store: Arc<dyn ObjectStore>,
-    runtime: tokio::runtime::Runtime,
+    pub(crate) url: String,
+    pub(crate) root: url::Url,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) runtime: tokio::runtime::Runtime,
 }
 
 impl Objects {
@@ -134,7 +134,7 @@ impl Objects {
         })
     }
 
-    fn error(&self, action: &'static str, detail: impl std::fmt::Display) -> Error {
+    pub(crate) fn error(&self, action: &'static str, detail: impl std::fmt::Display) -> Error {
         Error::Table {
             url: self.url.clone(),
             action,
@@ -143,7 +143,8 @@ impl Objects {
         }
     }
 
-    fn path(&self, relative: &str) -> Result<StorePath> {
+    /// The object-store path of `relative` under the root.
+    pub(crate) fn path(&self, relative: &str) -> Result<StorePath> {
         let full = self
             .root
             .join(relative)

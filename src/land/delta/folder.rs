@@ -48,8 +48,9 @@ impl Table {
     pub fn list_under(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
         let base = self.store_path(prefix)?;
         let listed: std::result::Result<Vec<object_store::ObjectMeta>, _> = self
+            .objects
             .runtime
-            .block_on(self.store.list(Some(&base)).try_collect());
+            .block_on(self.objects.store.list(Some(&base)).try_collect());
         let listed = listed.map_err(|e| self.error("list a staging folder", e))?;
         let mut out = Vec::with_capacity(listed.len());
         for meta in listed {
@@ -69,8 +70,9 @@ impl Table {
     /// disk, a server-side copy and delete on S3.
     pub fn move_file(&self, from: &str, to: &str) -> Result<()> {
         let (from, to) = (self.store_path(from)?, self.store_path(to)?);
-        self.runtime
-            .block_on(self.store.rename(&from, &to))
+        self.objects
+            .runtime
+            .block_on(self.objects.store.rename(&from, &to))
             .map_err(|e| self.error("move a written file into the table", e))
     }
 
@@ -104,8 +106,9 @@ impl Table {
     pub fn rows_and_size(&self, path: &str) -> Result<(u64, u64)> {
         let location = self.store_path(path)?;
         let fail = |e: String| self.error("read a written file's footer", format!("{path}: {e}"));
-        let read = self.runtime.block_on(async {
+        let read = self.objects.runtime.block_on(async {
             let size = self
+                .objects
                 .store
                 .head(&location)
                 .await
@@ -115,6 +118,7 @@ impl Table {
                 return Err(format!("{size} bytes is no Parquet file"));
             }
             let tail = self
+                .objects
                 .store
                 .get_range(&location, size - FOOTER_SIZE as u64..size)
                 .await
@@ -127,6 +131,7 @@ impl Table {
                 .checked_sub(length)
                 .ok_or("a footer longer than the file")?;
             let footer = self
+                .objects
                 .store
                 .get_range(&location, start..size - FOOTER_SIZE as u64)
                 .await
