@@ -37,13 +37,7 @@ use crate::store::{atomic, state};
 /// `<parent of publish_root>/.<publish_root name>.wharf-staging`: on the publish root's
 /// file system, never inside it, hidden by name.
 pub fn staging_root(config: &Config) -> PathBuf {
-    let root = &config.publish_root;
-    match (root.parent(), root.file_name()) {
-        (Some(parent), Some(name)) => {
-            parent.join(format!(".{}.wharf-staging", name.to_string_lossy()))
-        }
-        _ => root.join(".wharf-staging"),
-    }
+    state::beside_publish_root(config, "wharf-staging")
 }
 
 /// A publish root that is its own mount (a dedicated volume, a bind mount) leaves no

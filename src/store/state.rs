@@ -11,6 +11,16 @@ use crate::input::PartDigest;
 use crate::plan::{Checkpoint, Manifest, Owner, Published, PublishedDate};
 use crate::store::{atomic, parquet_files};
 
+/// `<parent of publish_root>/.<publish_root name>.<what>`: a folder of Wharf's on the
+/// publish root's file system, never inside the root, hidden by name from every reader.
+pub fn beside_publish_root(config: &Config, what: &str) -> PathBuf {
+    let root = &config.publish_root;
+    match (root.parent(), root.file_name()) {
+        (Some(parent), Some(name)) => parent.join(format!(".{}.{what}", name.to_string_lossy())),
+        _ => root.join(format!(".{what}")),
+    }
+}
+
 /// The folder of `date` under `root`: `event_date=YYYY-MM-DD`.
 pub fn partition_dir(root: &Path, date: Date) -> PathBuf {
     root.join(format!("event_date={date}"))

@@ -310,13 +310,7 @@ impl Drop for Handoff {
 /// `<parent of publish_root>/.<publish_root name>.wharf-handoff`: beside the root, never
 /// inside it, hidden by name, as the hive staging folder is.
 pub fn handoff_root(config: &Config) -> PathBuf {
-    let root = &config.publish_root;
-    match (root.parent(), root.file_name()) {
-        (Some(parent), Some(name)) => {
-            parent.join(format!(".{}.wharf-handoff", name.to_string_lossy()))
-        }
-        _ => root.join(".wharf-handoff"),
-    }
+    crate::store::state::beside_publish_root(config, "wharf-handoff")
 }
 
 /// A name no other census takes: the process and the time.
