@@ -41,7 +41,7 @@ pub fn read(
     let pass = driver::read(
         input,
         config,
-        Some(&mut handoff),
+        &mut handoff,
         &mut |bytes| progress(Progress::Reading { bytes, total }),
     )?;
     if pass.has_breach() || pass.rejected > config.max_rejected_lines {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 
-use super::handoff::{ChunkRows, Columns, Handoff};
+use super::handoff::{Columns, Handoff};
 use crate::config::Config;
 use crate::contract::{LineReason, Outcome, classify};
 use crate::error::{Error, Result};
@@ -69,24 +69,22 @@ struct Classified {
 pub fn read(
     input: &Input,
     config: &Config,
-    mut handoff: Option<&mut Handoff>,
+    handoff: &mut Handoff,
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
     let kept = findings::kept(config.max_rejected_lines);
     let mut spill = Spill::new(&config.state_root);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let columns = handoff.is_some().then(|| Columns::of(schema));
+    let columns = Columns::of(schema);
     let classify_chunk = |lines: Lines<'_>| {
-        let mut rows = columns.as_ref().map(Columns::rows);
+        let mut rows = columns.rows();
         let seen = lines
             .iter()
             .map(|(line, bytes)| match classify(bytes, schema) {
                 Outcome::Blank => Seen::Blank,
                 Outcome::Accepted(record) => {
-                    if let Some(rows) = rows.as_mut() {
-                        rows.push(line, &record);
-                    }
+                    rows.push(line, &record);
                     Seen::Accepted
                 }
                 Outcome::Rejected(issue) => Seen::Finding(LineFinding {
@@ -101,7 +99,7 @@ pub fn read(
                 }),
             })
             .collect();
-        let rows = rows.filter(|r| !r.is_empty()).map(ChunkRows::finish);
+        let rows = (!rows.is_empty()).then(|| rows.finish());
         Classified { seen, rows }
     };
     let stamps = stamps_of(input)?;
@@ -125,7 +123,7 @@ pub fn read(
                 }
             }
         }
-        if let (Some(rows), Some(handoff), None) = (chunk.rows, handoff.as_deref_mut(), &failed)
+        if let (Some(rows), None) = (chunk.rows, &failed)
             && let Err(e) = rows.and_then(|rows| handoff.write(&rows))
         {
             failed = Some(e);
