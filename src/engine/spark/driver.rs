@@ -45,7 +45,6 @@ impl DriverPass {
         let spilled = self.spilled.as_ref().is_some_and(|s| s.first_breach.is_some());
         spilled || self.findings.iter().any(|f| f.breach)
     }
-
 }
 
 /// One line as the pass keeps it: no record (that went to the handoff), so memory stays
