@@ -24,10 +24,12 @@ use crate::error::{Error, Result};
 
 /// Session settings a landing relies on, set on connect and read back for the run log:
 /// UTC dates and times, ANSI arithmetic and casts (an overflow fails, never wraps),
-/// microsecond timestamps in the written Parquet, and cached rows kept in as many
+/// microsecond timestamps in the written Parquet, cached rows kept in as many
 /// partitions as their size needs (else a cached query keeps every one of
-/// `spark.sql.shuffle.partitions`, and each later shuffle writes that many files per task).
-pub const SETTINGS: [(&str, &str); 4] = [
+/// `spark.sql.shuffle.partitions`, and each later shuffle writes that many files per task),
+/// and the cache (one row per key, read twice) not compressed: compressing it cost more
+/// than it saved (docs/performance.md).
+pub const SETTINGS: [(&str, &str); 5] = [
     ("spark.sql.session.timeZone", "UTC"),
     ("spark.sql.ansi.enabled", "true"),
     ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),
@@ -35,6 +37,7 @@ pub const SETTINGS: [(&str, &str); 4] = [
         "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning",
         "true",
     ),
+    ("spark.sql.inMemoryColumnarStorage.compressed", "false"),
 ];
 
 /// Characters of a connection error's message kept in an [`Error::Engine`].
