@@ -4,7 +4,8 @@
 //! table's creation, its checkpoints); its default engine reads and commits through
 //! `object_store`, whose commit is a put-if-absent (`If-None-Match: *` on S3), so a writer
 //! that committed the version first makes this landing [`Error::TableBusy`]. Wharf only
-//! uploads the data files the engine staged locally (multipart above [`PART_BYTES`], so
+//! uploads the data files the engine staged locally (multipart above
+//! [`PART_BYTES`](crate::store::objects::PART_BYTES), so
 //! memory stays bounded) under names no version references yet, and says which to add and
 //! which to remove.
 //!
@@ -35,8 +36,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use crate::config::Config;
 use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
-use crate::store::objects::Objects;
-pub use crate::store::objects::{HINT, PART_BYTES, scrub};
+use crate::store::objects::{HINT, Objects, scrub};
 
 pub mod folder;
 
@@ -109,14 +109,8 @@ impl Table {
         // The multi-threaded executor: writing a checkpoint pulls the log replay from
         // inside the write task, which deadlocks the default one-thread executor (the
         // kernel's `Snapshot::checkpoint` asks for it; met at the tenth commit).
-        let executor = TokioMultiThreadExecutor::new_owned_runtime(Some(2), None).map_err(|e| {
-            Error::Table {
-                url: url.clone(),
-                action: "open the table",
-                detail: format!("cannot start the table's I/O runtime: {e}"),
-                hint: HINT.to_owned(),
-            }
-        })?;
+        let executor = TokioMultiThreadExecutor::new_owned_runtime(Some(2), None)
+            .map_err(|e| fail(format!("cannot start the table's I/O runtime: {e}")))?;
         let engine = DefaultEngineBuilder::new(store)
             .with_task_executor(Arc::new(executor))
             .build();

@@ -64,6 +64,18 @@ impl Table {
         cmd.output().unwrap().into()
     }
 
+    /// `wharf run INPUT` stopped by `failpoint`: it must abort there, not fail otherwise.
+    fn crash_at(&self, input: &Path, failpoint: &str) -> Ran {
+        let crashed = self.run_with(input, &[], &[("WHARF_FAILPOINT", failpoint)]);
+        assert_ne!(crashed.code, 0, "{}", crashed.stderr);
+        assert!(
+            crashed.stderr.contains(&format!("failpoint {failpoint}")),
+            "{}",
+            crashed.stderr
+        );
+        crashed
+    }
+
     fn land(&self, name: &str, lines: &[String]) -> Ran {
         let ran = run(&self.product, &self.input(name, lines), self.s3);
         assert_eq!(ran.code, 0, "{name}: {}{}", ran.stdout, ran.stderr);
@@ -413,7 +425,7 @@ fn a_data_file_above_the_part_size_is_uploaded_in_parts_on_s3() {
     let path = adds[0]["path"].as_str().unwrap();
     let size = adds[0]["size"].as_u64().unwrap();
     assert!(
-        size > 2 * wharf::land::delta::PART_BYTES as u64,
+        size > 2 * wharf::store::objects::PART_BYTES as u64,
         "{size} bytes: not above two parts"
     );
     let head = table
