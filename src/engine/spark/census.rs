@@ -15,7 +15,7 @@ use spark_connect::row::Row;
 
 use super::driver::{self, DriverPass};
 use super::events::{self, EVENTS, ident};
-use super::handoff::{Columns, Handoff};
+use super::handoff::Handoff;
 use super::session::{Session, date_at, int_at, str_at};
 use super::winners::{self, KEYS, WINNERS};
 use crate::config::Config;
@@ -37,27 +37,25 @@ pub fn read(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Census, Option<Ranked>)> {
     let total = input.size;
-    let mut handoff = Handoff::create(config, &Columns::of(&config.schema))?;
+    let mut handoff = Handoff::create(config)?;
     let pass = driver::read(
         input,
         config,
         &mut handoff,
         &mut |bytes| progress(Progress::Reading { bytes, total }),
     )?;
-    if pass.has_breach() || pass.rejected > config.max_rejected_lines {
-        let mut census = driver_census(input, pass);
+    let mut census = driver_census(input, pass);
+    if census.first_breach().is_some() || census.counts.rejected > config.max_rejected_lines {
         census.unranked = true;
         return Ok((census, None));
     }
-    let handed = handoff.close()?;
-    if handed != pass.accepted {
+    let (handed, accepted) = (handoff.close()?, census.counts.accepted);
+    if handed != accepted {
         return Err(Error::internal(format!(
-            "the driver handed Spark {handed} rows where it accepted {}",
-            pass.accepted
+            "the driver handed Spark {handed} rows where it accepted {accepted}"
         )));
     }
-    let (uri, accepted) = (handoff.uri().to_owned(), pass.accepted);
-    let census = driver_census(input, pass);
+    let uri = handoff.uri().to_owned();
     let config = config.clone();
     let (census, keys, winners) = session.guarded("reading the input", move |session| {
         ranked(session, &config, &uri, accepted, census)

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 
-use super::handoff::{Columns, Handoff};
+use super::handoff::Handoff;
 use crate::config::Config;
 use crate::contract::{LineReason, Outcome, classify};
 use crate::error::{Error, Result};
@@ -37,14 +37,6 @@ pub struct DriverPass {
     pub findings: Vec<LineFinding>,
     /// The rest, written out.
     pub spilled: Option<SpilledFindings>,
-}
-
-impl DriverPass {
-    /// Whether a prohibited or unknown field was found.
-    pub fn has_breach(&self) -> bool {
-        let spilled = self.spilled.as_ref().is_some_and(|s| s.first_breach.is_some());
-        spilled || self.findings.iter().any(|f| f.breach)
-    }
 }
 
 /// One line as the pass keeps it: no record (that went to the handoff), so memory stays
@@ -75,7 +67,8 @@ pub fn read(
     let kept = findings::kept(config.max_rejected_lines);
     let mut spill = Spill::new(&config.state_root);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let columns = Columns::of(schema);
+    // The workers build batches while the sink writes them: each needs its own access.
+    let columns = handoff.columns().clone();
     let classify_chunk = |lines: Lines<'_>| {
         let mut rows = columns.rows();
         let seen = lines

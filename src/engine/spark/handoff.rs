@@ -185,6 +185,7 @@ enum Place {
 
 /// One census's handoff file: being written, then read by Spark, then removed.
 pub struct Handoff {
+    columns: Columns,
     place: Place,
     writer: Option<ArrowWriter<File>>,
     /// Where the writer writes.
@@ -195,8 +196,9 @@ pub struct Handoff {
 }
 
 impl Handoff {
-    /// A new, empty handoff for `config`'s publish root.
-    pub fn create(config: &Config, columns: &Columns) -> Result<Handoff> {
+    /// A new, empty handoff of `config`'s schema for its publish root.
+    pub fn create(config: &Config) -> Result<Handoff> {
+        let columns = Columns::of(&config.schema);
         let id = unique_id();
         let (place, path, uri) = match config.table_url.as_deref() {
             Some(url) if !url.starts_with("file:") => {
@@ -246,6 +248,7 @@ impl Handoff {
         let writer = ArrowWriter::try_new(file, Arc::clone(&columns.arrow), Some(properties))
             .map_err(|e| write_error(&path, e))?;
         let handoff = Handoff {
+            columns,
             place,
             writer: Some(writer),
             path,
@@ -253,6 +256,11 @@ impl Handoff {
             rows: 0,
         };
         Ok(handoff)
+    }
+
+    /// The file's columns, to build batches of it.
+    pub fn columns(&self) -> &Columns {
+        &self.columns
     }
 
     /// Appends a chunk's rows.
