@@ -36,11 +36,6 @@ impl Census {
         let spilled = self.spilled.as_ref().and_then(|s| s.first_breach.as_ref());
         self.findings.iter().find(|f| f.breach).or(spilled)
     }
-
-    /// Every finding, held and spilled.
-    pub fn findings_total(&self) -> u64 {
-        self.findings.len() as u64 + self.spilled.as_ref().map_or(0, |s| s.count)
-    }
 }
 
 /// One date of a [`Census`].
