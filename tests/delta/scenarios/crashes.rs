@@ -86,13 +86,7 @@ fn a_crash_after_the_upload_leaves_only_files_the_rerun_deletes(s3: bool) {
     let rows = table.root.rows();
     let live = table.root.live_files();
     let input = table.input("03-c.jsonl", &two_dates(4, "C"));
-    let crashed = table.run_with(&input, &[], &[("WHARF_FAILPOINT", "after_upload")]);
-    assert_ne!(crashed.code, 0, "{}", crashed.stderr);
-    assert!(
-        crashed.stderr.contains("failpoint after_upload"),
-        "{}",
-        crashed.stderr
-    );
+    table.crash_at(&input, "after_upload");
     assert_eq!(table.root.commits().len(), 2, "no commit");
     assert_eq!(table.root.live_files(), live);
     assert_eq!(table.root.rows(), rows, "readers see the old data");
@@ -139,8 +133,7 @@ fn a_crash_after_the_commit_then_a_restore_loses_no_kept_file(s3: bool) {
     let table = Table::new(s3, "committed", "");
     table.land("01-a.jsonl", &two_dates(3, "A"));
     let input = table.input("02-b.jsonl", &two_dates(3, "B"));
-    let crashed = table.run_with(&input, &[], &[("WHARF_FAILPOINT", "after_commit")]);
-    assert_ne!(crashed.code, 0, "{}", crashed.stderr);
+    table.crash_at(&input, "after_commit");
     assert_eq!(table.root.commits().len(), 2, "the commit stands");
     let rows_b = table.root.rows();
     let restored = crate::wharf(&table.product, &["restore", "2024-03-01", "--yes"], s3);
@@ -169,13 +162,7 @@ fn a_crash_in_the_vacuum_leaves_files_the_next_landing_deletes(s3: bool) {
     let first = table.root.live_files();
     table.land("02-b.jsonl", &two_dates(3, "B"));
     let input = table.input("03-c.jsonl", &two_dates(3, "C"));
-    let crashed = table.run_with(&input, &[], &[("WHARF_FAILPOINT", "before_vacuum")]);
-    assert_ne!(crashed.code, 0, "{}", crashed.stderr);
-    assert!(
-        crashed.stderr.contains("failpoint before_vacuum"),
-        "{}",
-        crashed.stderr
-    );
+    table.crash_at(&input, "before_vacuum");
     assert_eq!(table.root.commits().len(), 3, "the commit stands");
     let stored = table.root.objects();
     assert!(stored.is_superset(&first), "A's files not yet deleted");
