@@ -96,6 +96,11 @@ pub fn fingerprint(record: &[u8]) -> u64 {
     xxh3_64_with_seed(record, VALUES_SEED)
 }
 
+/// The hash §2 knows an event by: its encoded `event_id`'s, on either engine.
+pub fn event_id_hash(event_id: &[u8]) -> u128 {
+    xxh3_128_with_seed(event_id, ID_SEED)
+}
+
 /// The hash the ranking files an encoded key under.
 pub fn key_hash(key: &[u8]) -> u64 {
     xxh3_64_with_seed(key, KEY_SEED)
@@ -167,7 +172,7 @@ impl Batch {
         let event = Accepted {
             line,
             precedence,
-            id: xxh3_128_with_seed(slice(field(schema.event_id)), ID_SEED),
+            id: event_id_hash(slice(field(schema.event_id))),
             fingerprint: fingerprint(record),
             key_hash: key_hash(slice((key_start, key_end))),
             row: (start as u32, self.rows.len() as u32),

@@ -179,6 +179,34 @@ fn tiebreaks_ties_by_arrival_and_retries() {
     );
 }
 
+/// Spark ranks a clean file over each key's top lines, retries among them: an event's
+/// place among ties is its first line, never a later retry's.
+#[test]
+fn a_retry_never_moves_its_event_among_ties_by_arrival() {
+    both_engines_agree(
+        "",
+        &[
+            // Key 5: e10 first, then e11 at the same instant; e10's retry comes last,
+            // yet e11 (the later first line) wins, tied by arrival.
+            &event("e10", 5, "EARLY", "2024-03-01T10:00:00Z"),
+            &event("e11", 5, "LATE", "2024-03-01T10:00:00Z"),
+            &event("e10", 5, "EARLY", "2024-03-01T10:00:00Z"),
+            // Key 6: one event and two retries: not tied, and its line is the first.
+            &event("e12", 6, "ONLY", "2024-03-01T11:00:00Z"),
+            &event("e13", 6, "OLDER", "2024-03-01T09:00:00Z"),
+            &event("e12", 6, "ONLY", "2024-03-01T11:00:00Z"),
+            &event("e12", 6, "ONLY", "2024-03-01T11:00:00Z"),
+            // Key 7: three events tie, each retried in reverse order.
+            &event("e14", 7, "A", "2024-03-02T08:00:00Z"),
+            &event("e15", 7, "B", "2024-03-02T08:00:00Z"),
+            &event("e16", 7, "C", "2024-03-02T08:00:00Z"),
+            &event("e16", 7, "C", "2024-03-02T08:00:00Z"),
+            &event("e15", 7, "B", "2024-03-02T08:00:00Z"),
+            &event("e14", 7, "A", "2024-03-02T08:00:00Z"),
+        ],
+    );
+}
+
 #[test]
 fn a_conflict_is_found_on_the_contradicting_line() {
     both_engines_agree(

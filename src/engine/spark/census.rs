@@ -1,7 +1,9 @@
 //! The Spark engine's census: the driver pass, which hands Spark every accepted record
-//! typed, then (when it does not already refuse) §2, §3 and §4 in Spark, and the
-//! aggregates back to the driver. Events never come back; the ranked keys stay cached
-//! in Spark for the stage.
+//! typed and tells §2's counts (its [`Ledger`](super::ledger::Ledger)), then (when it
+//! does not already refuse) §3 and §4 in Spark, and the aggregates back to the driver.
+//! Only a file whose events conflict has Spark do §2 too, the exact way, to list the
+//! conflicting lines. Events never come back; the ranked keys stay cached in Spark for
+//! the stage.
 //!
 //! A census refused by the driver pass (a breach, or more rejects than
 //! `max_rejected_lines`) starts no Spark job, so what only Spark counts is unknown in it
@@ -14,6 +16,7 @@ use spark_connect::DataFrame;
 use spark_connect::row::Row;
 
 use super::driver::{self, DriverPass};
+use super::ledger::Events;
 use super::events::{self, EVENTS, ident};
 use super::handoff::Handoff;
 use super::session::{Session, date_at, int_at, str_at};
@@ -44,6 +47,7 @@ pub fn read(
         &mut handoff,
         &mut |bytes| progress(Progress::Reading { bytes, total }),
     )?;
+    let events = pass.events;
     let mut census = driver_census(input, pass);
     if census.first_breach().is_some() || census.counts.rejected > config.max_rejected_lines {
         census.unranked = true;
@@ -58,7 +62,7 @@ pub fn read(
     let uri = handoff.uri().to_owned();
     let config = config.clone();
     let (census, keys, winners) = session.guarded("reading the input", move |session| {
-        ranked(session, &config, &uri, accepted, census)
+        ranked(session, &config, &uri, events, census)
     })?;
     let ranked = Ranked {
         keys,
@@ -68,13 +72,15 @@ pub fn read(
     Ok((census, Some(ranked)))
 }
 
-/// Spark's part of the census: the handed-over rows, the events (a view, not cached), the
-/// cached key rows with §2's counts, the winners over them, and §2–4's aggregates.
+/// Spark's part of the census: the handed-over rows, the cached key rows, the winners over
+/// them, and §3–4's aggregates. §2 is the driver's [`Events`] unless they conflict: then
+/// Spark ranks the exact way, over the events (a view, not cached) with §2's counts, and
+/// lists the conflicting lines.
 fn ranked(
     session: &Session,
     config: &Config,
     uri: &str,
-    accepted: u64,
+    events: Events,
     mut census: Census,
 ) -> Result<(Census, DataFrame, DataFrame)> {
     session
@@ -91,18 +97,29 @@ fn ranked(
             );
             session.error(&doing, &e)
         })?;
-    session
-        .frame(&events::query(&config.schema, PARSED), "cannot plan the events")?
-        .create_or_replace_temp_view(EVENTS)
-        .map_err(|e| session.error("cannot register the events", &e))?;
+    let keys_query = if events.conflicted {
+        session
+            .frame(&events::query(&config.schema, PARSED), "cannot plan the events")?
+            .create_or_replace_temp_view(EVENTS)
+            .map_err(|e| session.error("cannot register the events", &e))?;
+        winners::keys_query(&config.schema)
+    } else {
+        winners::top_keys_query(&config.schema, PARSED)
+    };
     let keys = session
-        .frame(&winners::keys_query(&config.schema), "cannot plan the ranking")?
+        .frame(&keys_query, "cannot plan the ranking")?
         .cache()
         .map_err(|e| session.error("cannot cache the ranked keys", &e))?;
     keys.create_or_replace_temp_view(KEYS)
         .map_err(|e| session.error("cannot register the ranked keys", &e))?;
     let winners = register(session, &winners::winners_query(&config.schema), WINNERS)?;
-    match rank(session, config, accepted, &mut census) {
+    let ranking = if events.conflicted {
+        rank_exactly(session, config, events.lines, &mut census)
+    } else {
+        census.counts.retries = events.repeats();
+        rank(session, config, false, &mut census).map(|_| ())
+    };
+    match ranking {
         Ok(()) => Ok((census, keys, winners)),
         Err(error) => {
             let _ = keys.unpersist(false);
@@ -259,22 +276,27 @@ fn add_conflicts(session: &Session, config: &Config, census: &mut Census) -> Res
     Ok(())
 }
 
-/// §2's counts and conflict findings, and §3 and §4's aggregates: keys, ties by arrival
-/// and rows per date, by hour of the date's instant (the session's time zone is UTC), in
-/// one query over [`KEYS`], which materialises its cache.
-fn rank(session: &Session, config: &Config, accepted: u64, census: &mut Census) -> Result<()> {
+/// §3 and §4's aggregates: keys, ties by arrival and rows per date, by hour of the
+/// date's instant (the session's time zone is UTC), in one query over [`KEYS`], which
+/// materialises its cache; with [`KEYS`]' sums of its §2 counts, (parsed, retries,
+/// conflicts), which only the exact ranking fills.
+fn rank(session: &Session, config: &Config, exact: bool, census: &mut Census) -> Result<[u64; 3]> {
     let date_of = ident(&config.schema.fields[config.schema.date_of].name);
+    let counted = if exact {
+        "sum(__parsed), sum(__retries), sum(__conflicts)"
+    } else {
+        "0, 0, 0"
+    };
     let query = format!(
         "SELECT event_date, hour({date_of}), count_if(__winner), count_if(__winner AND __tied), \
-         sum(__parsed), sum(__retries), sum(__conflicts) FROM {KEYS} \
-         GROUP BY event_date, hour({date_of})"
+         {counted} FROM {KEYS} GROUP BY event_date, hour({date_of})"
     );
     let count = |row: &Row, at: usize| u64::try_from(int_at(row, at)?).map_err(Error::internal);
-    let (mut parsed, mut retries, mut conflicts) = (0, 0, 0);
+    let mut sums = [0; 3];
     for row in session.rows(&query, "cannot count the winners per date")? {
-        parsed += count(&row, 4)?;
-        retries += count(&row, 5)?;
-        conflicts += count(&row, 6)?;
+        for (at, sum) in sums.iter_mut().enumerate() {
+            *sum += count(&row, 4 + at)?;
+        }
         let rows = count(&row, 2)?;
         if rows == 0 {
             // Keys seen only on conflicting lines: counted above, and no winner.
@@ -289,6 +311,13 @@ fn rank(session: &Session, config: &Config, accepted: u64, census: &mut Census) 
         let by_hour = date.by_hour.get_or_insert([0; 24]);
         *by_hour.get_mut(hour).ok_or_else(|| Error::internal("an hour past 23"))? += rows;
     }
+    Ok(sums)
+}
+
+/// [`rank`] over the exact ranking's [`KEYS`], with §2's counts from Spark, and the
+/// conflict findings.
+fn rank_exactly(session: &Session, config: &Config, accepted: u64, census: &mut Census) -> Result<()> {
+    let [parsed, retries, conflicts] = rank(session, config, true, census)?;
     if parsed != accepted {
         return Err(Error::internal(format!(
             "Spark read {parsed} accepted lines where the driver accepted {accepted}"

@@ -2,16 +2,16 @@
 //! (as stored) and classifies every line, decoded, with Wharf's own §1 classifier, so
 //! reason codes, fields and line numbers are exactly the local engine's: a set's lines
 //! are numbered on through its parts (§11.4). Each accepted record goes, typed, to the
-//! [`Handoff`] Spark reads: Spark never sees the text.
+//! [`Handoff`] Spark reads: Spark never sees the text. Its event and fingerprint go to the
+//! [`Ledger`], which tells §2's counts and whether Spark must list conflicts.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use arrow_array::RecordBatch;
-
-use super::handoff::Handoff;
+use super::handoff::{ChunkBatch, Handoff};
+use super::ledger::{self, Events, Ledger};
 use crate::config::Config;
-use crate::contract::{LineReason, Outcome, classify};
+use crate::contract::{LineBytes, LineReason, Outcome, classify, fast};
 use crate::error::{Error, Result};
 use crate::input::{Input, PartDigest};
 use crate::pipeline::{self, Lines};
@@ -37,6 +37,8 @@ pub struct DriverPass {
     pub findings: Vec<LineFinding>,
     /// The rest, written out.
     pub spilled: Option<SpilledFindings>,
+    /// §2 over the accepted lines, as far as the driver tells it.
+    pub events: Events,
 }
 
 /// One line as the pass keeps it: no record (that went to the handoff), so memory stays
@@ -47,10 +49,11 @@ enum Seen {
     Finding(LineFinding),
 }
 
-/// One chunk as a worker classified it: each line, and the accepted records typed.
+/// One chunk as a worker classified it: each line, and the accepted records typed, with
+/// each one's event and fingerprint.
 struct Classified {
     seen: Vec<Seen>,
-    rows: Option<Result<RecordBatch>>,
+    rows: Option<Result<ChunkBatch>>,
 }
 
 /// Reads `input` once, every part in order (decoding `.gz` and `.zst`): SHA-256 and §1
@@ -66,29 +69,42 @@ pub fn read(
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
     let kept = findings::kept(config.max_rejected_lines);
     let mut spill = Spill::new(&config.state_root);
+    let mut ledger = Ledger::new(&config.state_root, ledger::HELD);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The workers build batches while the sink writes them: each needs its own access.
     let columns = handoff.columns().clone();
     let classify_chunk = |lines: Lines<'_>| {
         let mut rows = columns.rows();
+        // The classifier's fast path, as the local engine's workers run it: a common line
+        // is encoded without a record in between.
+        let (mut slots, mut encoded, mut starts) = (fast::Slots::default(), Vec::new(), Vec::new());
         let seen = lines
             .iter()
-            .map(|(line, bytes)| match classify(bytes, schema) {
-                Outcome::Blank => Seen::Blank,
-                Outcome::Accepted(record) => {
-                    rows.push(line, &record);
-                    Seen::Accepted
+            .map(|(line, bytes)| {
+                if let LineBytes::Kept(text) = bytes {
+                    encoded.clear();
+                    if fast::accept(text, schema, &mut slots, &mut encoded, &mut starts) {
+                        rows.push_encoded(line, &encoded);
+                        return Seen::Accepted;
+                    }
                 }
-                Outcome::Rejected(issue) => Seen::Finding(LineFinding {
-                    line,
-                    breach: false,
-                    issue,
-                }),
-                Outcome::Breach(issue) => Seen::Finding(LineFinding {
-                    line,
-                    breach: true,
-                    issue,
-                }),
+                match classify(bytes, schema) {
+                    Outcome::Blank => Seen::Blank,
+                    Outcome::Accepted(record) => {
+                        rows.push(line, &record);
+                        Seen::Accepted
+                    }
+                    Outcome::Rejected(issue) => Seen::Finding(LineFinding {
+                        line,
+                        breach: false,
+                        issue,
+                    }),
+                    Outcome::Breach(issue) => Seen::Finding(LineFinding {
+                        line,
+                        breach: true,
+                        issue,
+                    }),
+                }
             })
             .collect();
         let rows = (!rows.is_empty()).then(|| rows.finish());
@@ -116,7 +132,13 @@ pub fn read(
             }
         }
         if let (Some(rows), None) = (chunk.rows, &failed)
-            && let Err(e) = rows.and_then(|rows| handoff.write(&rows))
+            && let Err(e) = rows.and_then(|chunk| {
+                handoff.write(&chunk.rows)?;
+                chunk
+                    .events
+                    .into_iter()
+                    .try_for_each(|(event, fingerprint)| ledger.push(event, fingerprint))
+            })
         {
             failed = Some(e);
         }
@@ -137,6 +159,7 @@ pub fn read(
     pass.sha256 = input.identity(&parts);
     pass.parts = parts;
     pass.spilled = spill.finish()?;
+    pass.events = ledger.finish()?;
     Ok(pass)
 }
 

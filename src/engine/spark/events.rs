@@ -1,4 +1,6 @@
-//! §2 in Spark SQL, built-in functions only: the view [`EVENTS`] over the driver's
+//! §2 in Spark SQL, for a file whose events conflict (the driver's
+//! [`Ledger`](super::ledger::Ledger) counts a clean file's), built-in functions only:
+//! the view [`EVENTS`] over the driver's
 //! [`handoff`](super::handoff) of accepted records (typed, numbered, each instant exact,
 //! by Wharf's own §1), one row per accepted line, with
 //!

@@ -30,8 +30,8 @@ use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::config::Config;
-use crate::contract::{FieldType, Record, Schema, Value, row};
-use crate::plan::batch::fingerprint;
+use crate::contract::{FieldType, Record, Schema, row};
+use crate::plan::batch::{event_id_hash, fingerprint};
 use crate::error::{Error, Result};
 use crate::store::objects::{Objects, TABLE_STAGING};
 
@@ -52,6 +52,8 @@ const HANDOFF: &str = "handoff-";
 #[derive(Clone)]
 pub struct Columns {
     types: Vec<FieldType>,
+    /// The declared field that is the event id.
+    event_id: usize,
     arrow: Arc<ArrowSchema>,
 }
 
@@ -75,6 +77,7 @@ impl Columns {
         }
         Columns {
             types: schema.fields.iter().map(|f| f.ty).collect(),
+            event_id: schema.event_id,
             arrow: Arc::new(ArrowSchema::new(fields)),
         }
     }
@@ -85,6 +88,8 @@ impl Columns {
             line: Int64Builder::new(),
             fingerprint: Int64Builder::new(),
             encoded: Vec::new(),
+            event_id: self.event_id,
+            events: Vec::new(),
             fields: self
                 .types
                 .iter()
@@ -116,6 +121,9 @@ pub struct ChunkRows {
     fingerprint: Int64Builder,
     /// One record encoded, to fingerprint it.
     encoded: Vec<u8>,
+    event_id: usize,
+    /// Each row's event and fingerprint ([`ChunkBatch::events`]).
+    events: Vec<(u128, u64)>,
     fields: Vec<Builder>,
     schema: Arc<ArrowSchema>,
 }
@@ -124,25 +132,36 @@ impl ChunkRows {
     /// Appends line `line`'s record. Its values are the schema's types, as §1 typed
     /// them (an absent optional is null).
     pub fn push(&mut self, line: u64, record: &Record) {
+        let mut encoded = std::mem::take(&mut self.encoded);
+        encoded.clear();
+        row::push_record(&mut encoded, record);
+        self.push_encoded(line, &encoded);
+        self.encoded = encoded;
+    }
+
+    /// Appends line `line`'s record in its [`row`] encoding (as the classifier's fast
+    /// path writes it).
+    pub fn push_encoded(&mut self, line: u64, record: &[u8]) {
         self.line.append_value(line as i64);
-        self.encoded.clear();
-        row::push_record(&mut self.encoded, record);
+        let fingerprint = fingerprint(record);
         // The bits as they are: Spark compares them, never orders them.
-        self.fingerprint
-            .append_value(fingerprint(&self.encoded) as i64);
-        for (builder, value) in self.fields.iter_mut().zip(record.iter()) {
-            match (builder, value) {
-                (Builder::Int(b), Value::Int(v)) => b.append_value(*v),
-                (Builder::Str(b), Value::Str(v)) => b.append_value(v.as_str()),
-                (Builder::Ts(s, n), Value::Ts(t)) => {
-                    s.append_value(t.secs());
-                    n.append_value(i64::from(t.nanos()));
+        self.fingerprint.append_value(fingerprint as i64);
+        let mut at = 0;
+        for (i, builder) in self.fields.iter_mut().enumerate() {
+            let field = &record[at..at + row::field_len(&record[at..])];
+            at += field.len();
+            if i == self.event_id {
+                self.events.push((event_id_hash(field), fingerprint));
+            }
+            match builder {
+                Builder::Int(b) => b.append_option(row::int(field)),
+                Builder::Str(b) => {
+                    b.append_option(row::str_bytes(field).map(String::from_utf8_lossy))
                 }
-                (Builder::Int(b), _) => b.append_null(),
-                (Builder::Str(b), _) => b.append_null(),
-                (Builder::Ts(s, n), _) => {
-                    s.append_null();
-                    n.append_null();
+                Builder::Ts(s, n) => {
+                    let instant = row::instant(field);
+                    s.append_option(instant.map(|t| t.secs()));
+                    n.append_option(instant.map(|t| i64::from(t.nanos())));
                 }
             }
         }
@@ -152,7 +171,7 @@ impl ChunkRows {
         self.line.values_slice().is_empty()
     }
 
-    pub fn finish(mut self) -> Result<RecordBatch> {
+    pub fn finish(mut self) -> Result<ChunkBatch> {
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.line.finish()),
             Arc::new(self.fingerprint.finish()),
@@ -167,8 +186,19 @@ impl ChunkRows {
                 }
             }
         }
-        RecordBatch::try_new(self.schema, columns).map_err(Error::internal)
+        let rows = RecordBatch::try_new(self.schema, columns).map_err(Error::internal)?;
+        Ok(ChunkBatch {
+            rows,
+            events: self.events,
+        })
     }
+}
+
+/// One chunk's rows for the handoff, and each row's event (its id's hash) and
+/// fingerprint for the driver's [`Ledger`](super::ledger::Ledger).
+pub struct ChunkBatch {
+    pub rows: RecordBatch,
+    pub events: Vec<(u128, u64)>,
 }
 
 /// Where the handoff is stored.
@@ -181,6 +211,17 @@ enum Place {
         local: PathBuf,
         relative: String,
     },
+}
+
+impl Place {
+    /// Snappy where the file crosses the network; none on a local disk, where it cost the
+    /// driver more time than it saved Spark (docs/performance.md).
+    fn compression(&self) -> Compression {
+        match self {
+            Place::Folder(_) => Compression::UNCOMPRESSED,
+            Place::Table { .. } => Compression::SNAPPY,
+        }
+    }
 }
 
 /// One census's handoff file: being written, then read by Spark, then removed.
@@ -240,7 +281,7 @@ impl Handoff {
             Error::io(&path, "create the Spark engine's handoff file", "check free space", e)
         })?;
         let properties = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
+            .set_compression(place.compression())
             .set_statistics_enabled(EnabledStatistics::None)
             .set_dictionary_enabled(false)
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))

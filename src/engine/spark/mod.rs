@@ -4,7 +4,8 @@
 //! - [`session`]: the connection, its settings, Spark errors as [`Error::Engine`](crate::Error::Engine).
 //! - [`driver`]: the driver's one read of the bytes: SHA-256 and Wharf's own §1, every
 //!   accepted record typed into the [`handoff`] Spark reads (never the text).
-//! - [`events`]: §2 over the handed-over rows; [`winners`]: §3 and §4.
+//! - [`ledger`]: §2's counts on the driver, in bounded memory; [`events`]: §2 over the
+//!   handed-over rows, for a file with conflicts; [`winners`]: §3 and §4.
 //! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
 //!   files, which [`published`] names; [`write`]: the stage; [`uri`]: the explicit,
 //!   glob-escaped URIs Spark is given; [`union`]: many reads as one frame.
@@ -19,6 +20,7 @@ pub mod census;
 pub mod driver;
 pub mod events;
 pub mod handoff;
+pub mod ledger;
 pub mod merge;
 pub mod published;
 pub mod session;

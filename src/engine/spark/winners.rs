@@ -1,12 +1,15 @@
-//! §3 and §4 in Spark SQL, over [`EVENTS`](super::events::EVENTS) in one window by key:
-//! the view [`KEYS`], one row per key that has an accepted line, and over it the view
-//! [`WINNERS`], one row per key, the rank-1 event of each among the first occurrences
-//! (retries collapse onto them; conflicting lines are never first).
+//! §3 and §4 in Spark SQL: the view [`KEYS`], one row per key that has an accepted line,
+//! and over it the view [`WINNERS`], one row per key, the rank-1 event of each among the
+//! first occurrences (retries collapse onto them; conflicting lines are never first).
+//! Two queries make [`KEYS`]:
 //!
-//! Every event, first occurrence or not, goes through the key's window, so the same
-//! shuffle carries §2's counts to the driver: each key's row also holds how many of the
-//! key's lines were parsed, were retries and were conflicts, and their sums over
-//! [`KEYS`] are the file's. The events need no cache of their own.
+//! - [`top_keys_query`], for a file the driver found free of conflicts: straight over the
+//!   handoff, one shuffle of each key's top lines;
+//! - [`keys_query`], for a file with conflicts: over [`EVENTS`](super::events::EVENTS)
+//!   in one window by key. Every event, first occurrence or not, goes through the key's
+//!   window, so the same shuffle carries §2's counts to the driver: each key's row also
+//!   holds how many of the key's lines were parsed, were retries and were conflicts, and
+//!   their sums over [`KEYS`] are the file's. The events need no cache of their own.
 //!
 //! [`WINNERS`]' columns, which merge mode and the stage read:
 //!
@@ -17,12 +20,16 @@
 //! - `__tied` BOOLEAN: the key's rank-1 and rank-2 events tie on instant and tiebreak.
 //!
 //! [`KEYS`] has these and `__winner` (whether the key has a first occurrence: a key seen
-//! only on conflicting lines has none, and no winner), `__parsed`, `__retries` and
-//! `__conflicts`.
+//! only on conflicting lines has none, and no winner); [`keys_query`]'s also
+//! `__parsed`, `__retries` and `__conflicts`.
 
 use super::events::{EVENTS, ident, instant};
-use crate::contract::Schema;
+use super::handoff::instant_columns;
+use crate::contract::{FieldType, Schema};
 use crate::plan::rank::RankBy;
+
+// Both queries rank by every criterion but the line, then by the line: it must be last.
+const _: () = assert!(matches!(RankBy::ORDER[RankBy::ORDER.len() - 1], RankBy::Line));
 
 /// The view of every key's rank-1 line and its lines' §2 counts; the one that is cached.
 pub const KEYS: &str = "wharf_keys";
@@ -69,13 +76,73 @@ pub fn keys_query(schema: &Schema) -> String {
         standing("__occurrence = 1")
     );
     format!(
-        "SELECT {}, date_from_unix_date(CAST(({date_s} - pmod({date_s}, 86400)) div 86400 AS INT)) AS event_date, \
-         __line, {order_s} AS __order_secs, {order_n} AS __order_nanos, \
+        "SELECT {}, {} AS event_date, __line, {order_s} AS __order_secs, {order_n} AS __order_nanos, \
          __next IS NOT NULL AND __next <=> {} AS __tied, \
          __occurrence = 1 AS __winner, __parsed, __retries, __conflicts \
          FROM ({ranked}) WHERE __rank = 1",
         fields.join(", "),
+        utc_date(&date_s),
         standing("true")
+    )
+}
+
+/// The UTC date of the instant whose seconds since the epoch `secs` holds (a floor, also
+/// before 1970).
+fn utc_date(secs: &str) -> String {
+    format!("date_from_unix_date(CAST(({secs} - pmod({secs}, 86400)) div 86400 AS INT))")
+}
+
+/// The query of [`KEYS`] for a file whose lines the driver's
+/// [`Ledger`](super::ledger::Ledger) found free of conflicts, straight over the handoff
+/// `parsed` (columns in [`super::handoff`]), with one shuffle and no §2 window: a retry
+/// has its first occurrence's values, so its key and its place in §3's order, and only
+/// the key's top events matter.
+///
+/// 1. `rank() = 1` by §3's order but the line keeps every line of each key's top
+///    standing (Spark keeps only those of each task before the shuffle);
+/// 2. an event's first line is the least of its fingerprint's lines there;
+/// 3. the winner is the top standing's event of the latest first line, and the key is
+///    tied by arrival when the top standing has two events (two first lines).
+///
+/// Every key has a winner: `__winner` is true.
+pub fn top_keys_query(schema: &Schema, parsed: &str) -> String {
+    let (order_s, order_n) = instant_columns(schema.order_by);
+    let (date_s, _) = instant_columns(schema.date_of);
+    let key = format!("f{}", schema.key);
+    let tiebreak = schema.tiebreak.map(|i| format!("f{i}"));
+    let standing = rank_order(|by| match by {
+        RankBy::Instant => vec![order_s.clone(), order_n.clone()],
+        RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
+        RankBy::Line => Vec::new(),
+    });
+    let top = format!(
+        "SELECT * FROM (SELECT *, rank() OVER (PARTITION BY {key} ORDER BY {}) AS __top \
+         FROM {parsed}) WHERE __top = 1",
+        standing.join(", ")
+    );
+    let first = format!("SELECT *, min(line) OVER (PARTITION BY {key}, fp) AS __first FROM ({top})");
+    let keyed = format!(
+        "SELECT *, max(__first) OVER __k AS __latest, min(__first) OVER __k AS __earliest \
+         FROM ({first}) WINDOW __k AS (PARTITION BY {key})"
+    );
+    let published: Vec<String> = schema
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.ty {
+            FieldType::Timestamp => {
+                let (s, n) = instant_columns(i);
+                format!("timestamp_micros({s} * 1000000 + {n} div 1000) AS {}", ident(&f.name))
+            }
+            FieldType::Int | FieldType::String => format!("f{i} AS {}", ident(&f.name)),
+        })
+        .collect();
+    format!(
+        "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
+         {order_n} AS __order_nanos, __earliest <> __latest AS __tied, true AS __winner \
+         FROM ({keyed}) WHERE line = __latest",
+        published.join(", "),
+        utc_date(&date_s),
     )
 }
 
