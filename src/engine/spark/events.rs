@@ -29,6 +29,31 @@ pub(super) fn literal(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// Every declared field in its published type, named as declared: a timestamp from its
+/// exact instant's `instant(i)` columns, in microseconds with the nanoseconds truncated
+/// (as the local engine writes it); any other field from `column(i)`.
+pub fn published_fields(
+    schema: &Schema,
+    column: impl Fn(usize) -> String,
+    instant: impl Fn(usize) -> (String, String),
+) -> Vec<String> {
+    schema
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let value = match f.ty {
+                FieldType::Timestamp => {
+                    let (s, n) = instant(i);
+                    format!("timestamp_micros({s} * 1000000 + {n} div 1000)")
+                }
+                FieldType::Int | FieldType::String => column(i),
+            };
+            format!("{value} AS {}", ident(&f.name))
+        })
+        .collect()
+}
+
 /// The exact instant of timestamp field `i`: `(seconds, nanoseconds)` expressions.
 pub fn instant(i: usize) -> (String, String) {
     (format!("__s{i}"), format!("__n{i}"))
@@ -65,21 +90,7 @@ pub fn query(schema: &Schema, parsed: &str) -> String {
 /// (`plan::batch::fingerprint`), so both engines tell a retry from a conflict alike; the
 /// declared fields in their published types.
 fn occurrences(schema: &Schema, timestamps: &[usize], typed: &str) -> String {
-    let published: Vec<String> = schema
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| match f.ty {
-            FieldType::Timestamp => {
-                let (s, n) = instant(i);
-                format!(
-                    "timestamp_micros({s} * 1000000 + {n} div 1000) AS {}",
-                    ident(&f.name)
-                )
-            }
-            _ => ident(&f.name),
-        })
-        .collect();
+    let published = published_fields(schema, |i| ident(&schema.fields[i].name), instant);
     let instants: String = timestamps
         .iter()
         .map(|&i| {

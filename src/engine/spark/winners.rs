@@ -23,9 +23,9 @@
 //! only on conflicting lines has none, and no winner); [`keys_query`]'s also
 //! `__parsed`, `__retries` and `__conflicts`.
 
-use super::events::{EVENTS, ident, instant};
+use super::events::{EVENTS, ident, instant, published_fields};
 use super::handoff::instant_columns;
-use crate::contract::{FieldType, Schema};
+use crate::contract::Schema;
 use crate::plan::rank::RankBy;
 
 // Both queries rank by every criterion but the line, then by the line: it must be last.
@@ -125,18 +125,7 @@ pub fn top_keys_query(schema: &Schema, parsed: &str) -> String {
         "SELECT *, max(__first) OVER __k AS __latest, min(__first) OVER __k AS __earliest \
          FROM ({first}) WINDOW __k AS (PARTITION BY {key})"
     );
-    let published: Vec<String> = schema
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| match f.ty {
-            FieldType::Timestamp => {
-                let (s, n) = instant_columns(i);
-                format!("timestamp_micros({s} * 1000000 + {n} div 1000) AS {}", ident(&f.name))
-            }
-            FieldType::Int | FieldType::String => format!("f{i} AS {}", ident(&f.name)),
-        })
-        .collect();
+    let published = published_fields(schema, |i| format!("f{i}"), instant_columns);
     format!(
         "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
          {order_n} AS __order_nanos, __earliest <> __latest AS __tied, true AS __winner \
