@@ -132,7 +132,7 @@ impl Ledger {
     fn error(&self, e: std::io::Error) -> Error {
         Error::io(
             &self.dir,
-            "write the Spark engine's list of events (a temporary file)",
+            "write or read back the Spark engine's list of events (a temporary file)",
             "check free space in the state root",
             e,
         )
