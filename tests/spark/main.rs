@@ -38,6 +38,27 @@ fn the_engine_connects_and_reads_its_settings_back() {
     );
 }
 
+/// A landing's session ends with its engine, as `spark.stop()` ends PySpark's, so a
+/// server many landings visit does not hold their sessions for its idle timeout; a
+/// session the remote names is its owner's, and stays.
+#[test]
+fn the_engine_ends_its_own_session_and_leaves_a_named_one() {
+    let _server = engines::server();
+    let named = |id: &str| format!("{}/;session_id={id}", engines::remote());
+    let engine = SparkEngine::connect_to(&engines::remote()).unwrap();
+    let own = engine.session().spark().session_id().to_owned();
+    drop(engine);
+    let Err(error) = SparkEngine::connect_to(&named(&own)) else {
+        panic!("the server still serves the ended session {own}");
+    };
+    assert!(error.to_string().contains("SESSION_CLOSED"), "{error}");
+
+    let id = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+    drop(SparkEngine::connect_to(&named(id)).unwrap());
+    let again = SparkEngine::connect_to(&named(id)).unwrap();
+    assert_eq!(again.session().spark().session_id(), id);
+}
+
 #[test]
 fn an_unreachable_server_is_an_engine_error_naming_it() {
     let Err(error) = SparkEngine::connect_to("sc://127.0.0.1:1") else {

@@ -244,5 +244,6 @@ impl SparkEngine {
 impl Drop for SparkEngine {
     fn drop(&mut self) {
         self.forget_winners();
+        self.session.end();
     }
 }

@@ -56,6 +56,9 @@ pub struct Session {
     describe: String,
     /// [`SETTINGS`] as the server resolved them on connect, for the run log.
     settings: BTreeMap<String, String>,
+    /// Whether the session is Wharf's own, to end when done: not when the remote names
+    /// one (`;session_id=…`), which its owner may use again.
+    owned: bool,
 }
 
 impl Session {
@@ -70,10 +73,12 @@ impl Session {
                 .remote(&remote)
                 .get_or_create()
                 .map_err(|e| engine_error(&describe, "cannot connect", &e))?;
+            let owned = !names_a_session(&remote);
             let mut session = Session {
                 spark,
                 describe,
                 settings: BTreeMap::new(),
+                owned,
             };
             for (key, value) in SETTINGS {
                 session.set(key, value)?;
@@ -134,6 +139,23 @@ impl Session {
         watched(&self.describe, doing, move || job(&session))
     }
 
+    /// Ends the session on the server, as `spark.stop()` does: else the server keeps it,
+    /// with its views and its compiled code, for its idle timeout (an hour by default),
+    /// and a server that many landings visit fills its memory with them. Skipped when
+    /// the server takes no connection: there is nothing to end then, and nothing to wait
+    /// for.
+    pub fn end(&self) {
+        if !self.owned || !accepts_connections(address_of(&self.describe)) {
+            return;
+        }
+        let _ = self.guarded("ending the session", |session| {
+            session
+                .spark
+                .stop()
+                .map_err(|e| session.error("cannot end the session", &e))
+        });
+    }
+
     /// The rows of `query`, which must be small (aggregates, line numbers).
     pub fn rows(&self, query: &str, doing: &'static str) -> Result<Vec<Row>> {
         self.frame(query, doing)?
@@ -166,7 +188,7 @@ fn watched<T: Send + 'static>(
             let _ = done.send(job());
         })
         .map_err(|e| Error::internal(format!("cannot start the Spark thread: {e}")))?;
-    let address = describe.trim_start_matches("spark ").trim_start_matches("sc://");
+    let address = address_of(describe);
     let mut unreachable_since: Option<Instant> = None;
     loop {
         match outcome.recv_timeout(PROBE_EVERY) {
@@ -191,6 +213,19 @@ fn watched<T: Send + 'static>(
             });
         }
     }
+}
+
+/// Whether a Spark Connect remote names its session (`;session_id=…`).
+fn names_a_session(remote: &str) -> bool {
+    remote
+        .split(';')
+        .skip(1)
+        .any(|parameter| parameter.trim().starts_with("session_id="))
+}
+
+/// The `host[:port]` of a session's description (`spark sc://host:port`).
+fn address_of(describe: &str) -> &str {
+    describe.trim_start_matches("spark ").trim_start_matches("sc://")
 }
 
 /// Whether `host[:port]` (Spark Connect's default port 15002) takes a TCP connection.
@@ -300,5 +335,15 @@ mod tests {
             strip_parameters("sc://h:15002;token=secret"),
             "sc://h:15002"
         );
+    }
+
+    #[test]
+    fn a_session_the_remote_names_is_its_owner_s_to_end() {
+        assert!(!names_a_session("sc://h:15002"));
+        assert!(!names_a_session("sc://h:15002/;token=session_id="));
+        assert!(names_a_session(
+            "sc://h:15002/;token=t;session_id=550e8400-e29b-41d4-a716-446655440000"
+        ));
+        assert_eq!(address_of("spark sc://h:15002"), "h:15002");
     }
 }
