@@ -7,8 +7,9 @@
 //! goes with the hidden folder. A failed stage removes what it wrote.
 //!
 //! Spark writes one file per (date, file index) group: the rows are distributed by the
-//! group, so each lands whole in one task, and sorted by it then the key, so the writer
-//! keeps the key order.
+//! group, so each lands whole in one task (a landing of one file, one date's, is gathered
+//! into one task without a shuffle), and sorted by it then the key, so the writer keeps
+//! the key order.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -205,9 +206,21 @@ fn query(config: &Config, source: &str, dates: &BTreeMap<Date, u64>) -> String {
             per_file = per_file.join(" "),
         )
     };
+    // A single file (one date, one file: a day's landing) is one task anyway: gathered
+    // without a shuffle. Else each (date, file) goes whole to one task.
+    let gather = if one_file && dates.len() == 1 {
+        "/*+ COALESCE(1) */"
+    } else {
+        ""
+    };
+    let distribute = if gather.is_empty() {
+        "DISTRIBUTE BY event_date, __file "
+    } else {
+        ""
+    };
     format!(
-        "SELECT {fields}, event_date, __file FROM ({numbered}) \
-         DISTRIBUTE BY event_date, __file SORT BY event_date, __file, {key}",
+        "SELECT * FROM (SELECT {gather} {fields}, event_date, __file FROM ({numbered})) \
+         {distribute}SORT BY event_date, __file, {key}",
         fields = fields.join(", "),
     )
 }
