@@ -1,6 +1,7 @@
 //! EFFECTS, shared. Findings an engine writes out instead of holding them: past the first
 //! [`kept`] of an input, a file of millions of bad lines costs the engine a temporary
-//! file in the state root, not memory. [`Spill`] writes them in line order;
+//! file in the state root, not memory. [`Findings`] holds the first and hands the rest to
+//! [`Spill`], which writes them in line order;
 //! [`SpilledFindings`] (in `plan`) names the file, which goes when its last holder drops
 //! it; [`each`] reads them back, for quarantine, after the kept ones.
 //!
@@ -21,6 +22,39 @@ pub fn kept(max_rejected_lines: u64) -> usize {
         .unwrap_or(usize::MAX)
         .saturating_add(1)
         .max(1000)
+}
+
+/// An input's findings in line order: the first [`kept`] held, the rest spilled.
+pub struct Findings {
+    kept: usize,
+    held: Vec<LineFinding>,
+    spill: Spill,
+}
+
+impl Findings {
+    /// Findings of a run capped at `max_rejected_lines`, spilling into `dir`.
+    pub fn new(max_rejected_lines: u64, dir: &Path) -> Findings {
+        Findings {
+            kept: kept(max_rejected_lines),
+            held: Vec::new(),
+            spill: Spill::new(dir),
+        }
+    }
+
+    /// The next finding in line order.
+    pub fn push(&mut self, finding: LineFinding) -> Result<()> {
+        if self.held.len() < self.kept {
+            self.held.push(finding);
+            Ok(())
+        } else {
+            self.spill.push(&finding)
+        }
+    }
+
+    /// The held findings, and the spilled ones (`None` when none were).
+    pub fn finish(self) -> Result<(Vec<LineFinding>, Option<SpilledFindings>)> {
+        Ok((self.held, self.spill.finish()?))
+    }
 }
 
 /// Findings past the kept ones, written as they come.

@@ -27,7 +27,7 @@ use crate::engine::Progress;
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::plan::{Census, Counts, LineFinding};
-use crate::store::findings::{self, Spill};
+use crate::store::findings::Findings;
 
 /// The view of the rows the driver handed over (columns in [`super::handoff`]).
 pub const PARSED: &str = "wharf_parsed";
@@ -228,33 +228,11 @@ fn conflict_findings(
     paged
 }
 
-/// Findings in line order, the first `kept` held and the rest spilled.
-struct Ordered {
-    kept: usize,
-    held: Vec<LineFinding>,
-    spill: Spill,
-}
-
-impl Ordered {
-    fn push(&mut self, finding: LineFinding) -> Result<()> {
-        if self.held.len() < self.kept {
-            self.held.push(finding);
-            Ok(())
-        } else {
-            self.spill.push(&finding)
-        }
-    }
-}
-
 /// `census`'s findings (rejects, which the driver held whole: the census reached Spark
 /// under the reject cap) merged in line order with the conflicting lines Spark found.
 fn add_conflicts(session: &Session, config: &Config, census: &mut Census) -> Result<()> {
     let mut rejects = std::mem::take(&mut census.findings).into_iter().peekable();
-    let mut ordered = Ordered {
-        kept: findings::kept(config.max_rejected_lines),
-        held: Vec::new(),
-        spill: Spill::new(&config.state_root),
-    };
+    let mut ordered = Findings::new(config.max_rejected_lines, &config.state_root);
     let mut conflicts = 0u64;
     conflict_findings(session, config, &mut |conflict| {
         while let Some(reject) = rejects.next_if(|r| r.line < conflict.line) {
@@ -271,8 +249,7 @@ fn add_conflicts(session: &Session, config: &Config, census: &mut Census) -> Res
         .by_reason
         .entry(LineReason::Conflict)
         .or_default() += conflicts;
-    census.findings = ordered.held;
-    census.spilled = ordered.spill.finish()?;
+    (census.findings, census.spilled) = ordered.finish()?;
     Ok(())
 }
 

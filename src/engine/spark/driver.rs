@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::input::{Input, PartDigest};
 use crate::pipeline::{self, Lines};
 use crate::plan::{LineFinding, SpilledFindings};
-use crate::store::findings::{self, Spill};
+use crate::store::findings::Findings;
 
 /// What the driver learnt of an input.
 #[derive(Debug, Default)]
@@ -33,7 +33,7 @@ pub struct DriverPass {
     pub rejected: u64,
     /// Rejected and breaching lines by reason code.
     pub by_reason: BTreeMap<LineReason, u64>,
-    /// Rejects and breaches, in line order: the first [`findings::kept`].
+    /// Rejects and breaches, in line order: the first [`kept`](crate::store::findings::kept).
     pub findings: Vec<LineFinding>,
     /// The rest, written out.
     pub spilled: Option<SpilledFindings>,
@@ -58,7 +58,7 @@ struct Classified {
 
 /// Reads `input` once, every part in order (decoding `.gz` and `.zst`): SHA-256 and §1
 /// on every line, each accepted record appended to `handoff` in line order, findings past
-/// the first [`findings::kept`] spilled into the state root, `progress` getting the
+/// the first [`kept`](crate::store::findings::kept) spilled into the state root, `progress` getting the
 /// stored bytes read (returning `false` cancels).
 pub fn read(
     input: &Input,
@@ -67,8 +67,7 @@ pub fn read(
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
-    let kept = findings::kept(config.max_rejected_lines);
-    let mut spill = Spill::new(&config.state_root);
+    let mut findings = Findings::new(config.max_rejected_lines, &config.state_root);
     let mut ledger = Ledger::new(&config.state_root, ledger::HELD);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The workers build batches while the sink writes them: each needs its own access.
@@ -123,9 +122,9 @@ pub fn read(
                 Seen::Finding(finding) => {
                     pass.rejected += u64::from(!finding.breach);
                     *pass.by_reason.entry(finding.issue.reason).or_default() += 1;
-                    if pass.findings.len() < kept {
-                        pass.findings.push(finding);
-                    } else if let (None, Err(e)) = (&failed, spill.push(&finding)) {
+                    if failed.is_none()
+                        && let Err(e) = findings.push(finding)
+                    {
                         failed = Some(e);
                     }
                 }
@@ -158,7 +157,7 @@ pub fn read(
     }
     pass.sha256 = input.identity(&parts);
     pass.parts = parts;
-    pass.spilled = spill.finish()?;
+    (pass.findings, pass.spilled) = findings.finish()?;
     pass.events = ledger.finish()?;
     Ok(pass)
 }
