@@ -208,18 +208,13 @@ fn query(config: &Config, source: &str, dates: &BTreeMap<Date, u64>) -> String {
     };
     // A single file (one date, one file: a day's landing) is one task anyway: gathered
     // without a shuffle. Else each (date, file) goes whole to one task.
-    let gather = if one_file && dates.len() == 1 {
-        "/*+ COALESCE(1) */"
+    let (gather, distribute) = if one_file && dates.len() == 1 {
+        ("/*+ COALESCE(1) */ ", "")
     } else {
-        ""
-    };
-    let distribute = if gather.is_empty() {
-        "DISTRIBUTE BY event_date, __file "
-    } else {
-        ""
+        ("", "DISTRIBUTE BY event_date, __file ")
     };
     format!(
-        "SELECT * FROM (SELECT {gather} {fields}, event_date, __file FROM ({numbered})) \
+        "SELECT * FROM (SELECT {gather}{fields}, event_date, __file FROM ({numbered})) \
          {distribute}SORT BY event_date, __file, {key}",
         fields = fields.join(", "),
     )
