@@ -108,4 +108,12 @@ impl Schema {
     pub fn name(&self, index: usize) -> &str {
         &self.fields[index].name
     }
+
+    /// Whether the published files dictionary-encode the field at `index`: a string
+    /// whose values repeat (statuses, cities, couriers), not the key or the event id. A
+    /// dictionary on a column of unique values is built, overflows and is thrown away
+    /// for nothing; both engines write by this one rule.
+    pub fn dictionary_encoded(&self, index: usize) -> bool {
+        self.fields[index].ty == FieldType::String && index != self.key && index != self.event_id
+    }
 }

@@ -2,6 +2,8 @@
 //! Spark engine's census, and the rows each stages, read back with the local reader.
 
 use std::path::{Path, PathBuf};
+
+use parquet::basic::Encoding;
 use std::sync::{Mutex, MutexGuard};
 
 use wharf::config::Config;
@@ -75,6 +77,40 @@ pub fn staged_rows(
             )
         })
         .collect()
+}
+
+/// The columns each staged file under `staging` dictionary-encodes, file by file in
+/// date and name order: the engines write by one rule, not only the same rows.
+pub fn dictionary_columns(staging: &Path) -> Vec<Vec<String>> {
+    let mut dates: Vec<PathBuf> = std::fs::read_dir(staging)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dates.sort();
+    let mut files = Vec::new();
+    for date in dates {
+        for path in parquet_files::parquet_paths(&date).unwrap() {
+            let file = std::fs::File::open(&path).unwrap();
+            let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+            let meta = parquet::file::reader::FileReader::metadata(&reader);
+            let mut columns: Vec<String> = meta
+                .row_groups()
+                .iter()
+                .flat_map(|group| group.columns())
+                .filter(|column| {
+                    column
+                        .encodings()
+                        .any(|e| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY))
+                })
+                .map(|column| column.column_path().string())
+                .collect();
+            columns.sort();
+            columns.dedup();
+            files.push(columns);
+        }
+    }
+    files
 }
 
 fn read_files(config: &Config, paths: &[PathBuf]) -> Vec<Vec<Record>> {

@@ -58,6 +58,14 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
         let staging = product.path().join("lake/.staging");
         let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
         assert_eq!(spark, local, "staged rows, file by file");
+        // Writers may still fall back to plain on values that do not repeat enough.
+        let allowed = dictionary_policy(&config.schema);
+        for columns in engines::dictionary_columns(&staging) {
+            assert!(
+                columns.iter().all(|c| allowed.contains(c)),
+                "Spark dictionary-encodes {columns:?}, the rule allows only {allowed:?}"
+            );
+        }
         let left: Vec<String> = std::fs::read_dir(&staging)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -277,6 +285,52 @@ fn the_reject_cap_refuses_before_spark() {
         "max_rejected_lines = 1",
         &[&event("e1", 1, "A", "2024-03-01T10:00:00Z"), "{", "["],
     );
+}
+
+/// The columns [`Schema::dictionary_encoded`] names, in name order.
+fn dictionary_policy(schema: &wharf::contract::Schema) -> Vec<String> {
+    let mut names: Vec<String> = (0..schema.fields.len())
+        .filter(|&i| schema.dictionary_encoded(i))
+        .map(|i| schema.fields[i].name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn both_engines_dictionary_encode_the_repeating_strings_only() {
+    // Enough rows that every writer keeps a dictionary where values repeat: `seq` and
+    // the statuses, cities and couriers repeat, the keys and event ids never do.
+    let lines: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                r#"{{"event_id":"e{i}","order_id":{},"status":"{}","updated_at":"2024-03-01T10:{:02}:00Z","seq":{},"courier_id":"c{}","city":"{}"}}"#,
+                100_000 + i,
+                ["NEW", "PAID", "SHIPPED"][i % 3],
+                i % 60,
+                i % 4,
+                i % 7,
+                ["Lisbon", "Porto", "Faro"][i % 3],
+            )
+        })
+        .collect();
+    let _server = engines::server();
+    let product = Product::new();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let input = product.input("orders.jsonl", &refs);
+    let config = engines::config(product.path());
+    let (plan, mut local_engine) = engines::local_plan(&config, &input);
+    assert_eq!(plan.action, Action::Publish);
+    let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
+    engines::spark_census(&mut engine, &config, &input);
+    let local = product.path().join("local");
+    engines::staged_rows(&mut local_engine, &config, &plan, &local);
+    let staging = product.path().join("lake/.staging");
+    engines::staged_rows(&mut engine, &config, &plan, &staging);
+    let want = vec![dictionary_policy(&config.schema)];
+    assert_eq!(want, vec![vec!["city", "courier_id", "status"]]);
+    assert_eq!(engines::dictionary_columns(&local), want, "local engine");
+    assert_eq!(engines::dictionary_columns(&staging), want, "Spark engine");
 }
 
 #[test]

@@ -118,9 +118,8 @@ pub fn write_partition(
     Ok(written)
 }
 
-/// Snappy, chunk statistics, and dictionary encoding only where values repeat: string
-/// columns other than the key and the event id (statuses, cities, couriers). A dictionary
-/// on a column of unique values is built, overflows and is thrown away for nothing.
+/// Snappy, chunk statistics, and dictionary encoding only where values repeat
+/// ([`Schema::dictionary_encoded`]).
 fn writer_properties(schema: &Schema) -> WriterProperties {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
@@ -128,9 +127,7 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
         .set_dictionary_enabled(false)
         .set_created_by(format!("wharf {}", env!("CARGO_PKG_VERSION")));
     for (index, field) in schema.fields.iter().enumerate() {
-        let repeats =
-            field.ty == FieldType::String && index != schema.key && index != schema.event_id;
-        if repeats {
+        if schema.dictionary_encoded(index) {
             builder =
                 builder.set_column_dictionary_enabled(ColumnPath::from(field.name.as_str()), true);
         }
