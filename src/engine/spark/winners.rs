@@ -4,7 +4,7 @@
 //! Two queries make [`KEYS`]:
 //!
 //! - [`top_keys_query`], for a file the driver found free of conflicts: straight over the
-//!   handoff, one shuffle of each key's top lines;
+//!   handoff, one shuffle and one sort of every line;
 //! - [`keys_query`], for a file with conflicts: over [`EVENTS`](super::events::EVENTS)
 //!   in one window by key. Every event, first occurrence or not, goes through the key's
 //!   window, so the same shuffle carries §2's counts to the driver: each key's row also
@@ -94,15 +94,18 @@ fn utc_date(secs: &str) -> String {
 
 /// The query of [`KEYS`] for a file whose lines the driver's
 /// [`Ledger`](super::ledger::Ledger) found free of conflicts, straight over the handoff
-/// `parsed` (columns in [`super::handoff`]), with one shuffle and no §2 window: a retry
-/// has its first occurrence's values, so its key and its place in §3's order, and only
-/// the key's top events matter.
+/// `parsed` (columns in [`super::handoff`]), with one shuffle, one sort and no §2 window:
+/// a retry has its first occurrence's values (its fingerprint, its key, its place in §3's
+/// order), and only the key's top events matter.
 ///
-/// 1. `rank() = 1` by §3's order but the line keeps every line of each key's top
-///    standing (Spark keeps only those of each task before the shuffle);
-/// 2. an event's first line is the least of its fingerprint's lines there;
-/// 3. the winner is the top standing's event of the latest first line, and the key is
-///    tied by arrival when the top standing has two events (two first lines).
+/// 1. each key's lines are sorted by §3's order but the line, then by fingerprint and
+///    line: the top standing comes first, and in it each event's lines together, its
+///    first line first;
+/// 2. a line is in the top standing when it equals the key's first line on every
+///    criterion, and is its event's first line there when the line before it has
+///    another fingerprint (or there is none);
+/// 3. of those first lines the latest is the winner, and the key is tied by arrival when
+///    there are two or more (two events share the top standing).
 ///
 /// Every key has a winner: `__winner` is true.
 pub fn top_keys_query(schema: &Schema, parsed: &str) -> String {
@@ -110,25 +113,43 @@ pub fn top_keys_query(schema: &Schema, parsed: &str) -> String {
     let (date_s, _) = instant_columns(schema.date_of);
     let key = format!("f{}", schema.key);
     let tiebreak = schema.tiebreak.map(|i| format!("f{i}"));
-    let standing = rank_order(|by| match by {
+    let columns = |by: RankBy| match by {
         RankBy::Instant => vec![order_s.clone(), order_n.clone()],
         RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
         RankBy::Line => Vec::new(),
-    });
-    let top = format!(
-        "SELECT * FROM (SELECT *, rank() OVER (PARTITION BY {key} ORDER BY {}) AS __top \
-         FROM {parsed}) WHERE __top = 1",
-        standing.join(", ")
+    };
+    let standing: Vec<String> = RankBy::ORDER.into_iter().flat_map(columns).collect();
+    let mut order = rank_order(columns);
+    order.extend(["fp".to_owned(), "line".to_owned()]);
+    let best: Vec<String> = standing
+        .iter()
+        .enumerate()
+        .map(|(i, column)| format!("first_value({column}) OVER __w AS __best{i}, "))
+        .collect();
+    let sorted = format!(
+        "SELECT *, {}lag(fp) OVER __w AS __previous FROM {parsed} \
+         WINDOW __w AS (PARTITION BY {key} ORDER BY {})",
+        best.concat(),
+        order.join(", ")
     );
-    let first = format!("SELECT *, min(line) OVER (PARTITION BY {key}, fp) AS __first FROM ({top})");
+    // Null-safe: a tiebreak may be absent, and an absent one ties with an absent one.
+    let on_top: Vec<String> = standing
+        .iter()
+        .enumerate()
+        .map(|(i, column)| format!("{column} <=> __best{i} AND "))
+        .collect();
+    let firsts = format!(
+        "SELECT * FROM ({sorted}) WHERE {}(__previous IS NULL OR __previous <> fp)",
+        on_top.concat()
+    );
     let keyed = format!(
-        "SELECT *, max(__first) OVER __k AS __latest, min(__first) OVER __k AS __earliest \
-         FROM ({first}) WINDOW __k AS (PARTITION BY {key})"
+        "SELECT *, max(line) OVER __k AS __latest, count(*) OVER __k AS __events \
+         FROM ({firsts}) WINDOW __k AS (PARTITION BY {key})"
     );
     let published = published_fields(schema, |i| format!("f{i}"), instant_columns);
     format!(
         "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
-         {order_n} AS __order_nanos, __earliest <> __latest AS __tied, true AS __winner \
+         {order_n} AS __order_nanos, __events > 1 AS __tied, true AS __winner \
          FROM ({keyed}) WHERE line = __latest",
         published.join(", "),
         utc_date(&date_s),
