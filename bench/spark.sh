@@ -6,6 +6,9 @@
 #   bench/spark.sh [FILE]       default bench/out/events_2000000.jsonl (generated if missing)
 #
 # Env: REPS=3 (runs per tool, alternating local, spark, pyspark, local, ...)
+#      WARMUP=1 (untimed runs of each tool first, rep 0 in the raw figures: the server's
+#        first queries compile and JIT what every later one reuses, a cost that would
+#        otherwise fall on whichever tool runs first)
 #      WHARF_BIN=path (default target/release/wharf; built with --features spark if missing)
 #      SKIP="spark" (tools to leave out: local, spark, pyspark)
 #      WHARF_BASE=path (a second wharf, e.g. the commit before a change: the tool "base",
@@ -21,15 +24,17 @@ BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 OUT=$BENCH/out
 REPS=${REPS:-3}
+export WARMUP=${WARMUP:-1}
 WHARF=${WHARF_BIN:-$ROOT/target/release/wharf}
 PORT=${WHARF_SPARK_PORT:-15022}
 REMOTE=sc://127.0.0.1:$PORT
 TIME=/usr/bin/time
 export SPARK_DRIVER_MEMORY=${SPARK_DRIVER_MEMORY:-2g}
 
-case ${1:-} in -h|--help) sed -n '2,18p' "$0"; exit 0 ;; esac
+case ${1:-} in -h|--help) sed -n '2,20p' "$0"; exit 0 ;; esac
 FILE=${1:-$OUT/events_2000000.jsonl}
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "spark.sh: REPS must be a positive integer" >&2; exit 2; }
+[[ $WARMUP =~ ^[0-9]+$ ]] || { echo "spark.sh: WARMUP must be a whole number" >&2; exit 2; }
 [[ -x $TIME ]] || { echo "spark.sh: needs GNU time at $TIME (apt-get install time)" >&2; exit 2; }
 tools=()
 for tool in local spark base pyspark; do
@@ -133,7 +138,8 @@ run_one() {
     echo "  $tool rep $rep FAILED (exit $rc); last lines of $dir/log.txt:" >&2
     tail -n 5 "$dir/log.txt" | sed 's/^/    /' >&2
   else
-    printf '  %-7s rep %d: %7.2f s wall, %7.2f s server CPU\n' "$tool" "$rep" "$wall" "$scpu" >&2
+    printf '  %-7s rep %d: %7.2f s wall, %7.2f s server CPU%s\n' "$tool" "$rep" "$wall" "$scpu" \
+      "$( ((rep > 0)) || echo ' (warm-up, not counted)')" >&2
   fi
 }
 
@@ -168,6 +174,11 @@ EOF
 
 echo "== $FILE ($(du -h "$FILE" | cut -f1)): ${tools[*]} x $REPS" >&2
 cat "$FILE" >/dev/null # page cache warm for every tool alike
+for ((warm = 1; warm <= WARMUP; warm++)); do
+  for tool in "${tools[@]}"; do
+    run_one "$tool" 0
+  done
+done
 for ((rep = 1; rep <= REPS; rep++)); do
   for tool in "${tools[@]}"; do
     run_one "$tool" "$rep"
@@ -181,12 +192,13 @@ spark_version=$("$pyspark_python" -c 'import pyspark; print(pyspark.__version__)
 python3 - "$RUNS" "$FILE" "$REPS" "$wharf_version" "$spark_version" "$SPARK_DRIVER_MEMORY" <<'EOF' | tee "$OUT/spark.md"
 import csv, os, statistics, sys, time
 runs, path, reps, wv, sv, heap = sys.argv[1:7]
-rows = list(csv.DictReader(open(runs), delimiter="\t"))
+rows = [r for r in csv.DictReader(open(runs), delimiter="\t") if r["rep"] != "0"]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"# Wharf local, Wharf on Spark, PySpark ({time.strftime('%Y-%m-%d %H:%M')})\n")
 print(f"{os.cpu_count()} cores ({cpu}); REPS={reps}, medians; {os.path.basename(path)} "
       f"({os.path.getsize(path) / 2**20:,.0f} MiB, page cache); wharf {wv}; Spark {sv} "
-      f"Connect server, local[2], {heap} heap, started before the runs.\n")
+      f"Connect server, local[2], {heap} heap, started before the runs and warmed by "
+      f"{os.environ.get('WARMUP', '1')} untimed run(s) of each tool.\n")
 names = {"local": "wharf, local engine", "spark": "wharf --engine spark",
          "base": "WHARF_BASE --engine spark", "pyspark": "pyspark_land.py (Spark Connect)"}
 print("| tool | wall s | client CPU s | server CPU s | client peak RSS MiB | wall ÷ local | wall ÷ PySpark |")
