@@ -66,13 +66,30 @@ pub fn staged_rows(
     staging: &Path,
 ) -> Vec<(Date, Vec<Vec<Record>>)> {
     let staged = engine.stage(config, plan, staging, &mut |_| true).unwrap();
-    staged
-        .files
-        .keys()
+    let want: Vec<Date> = plan
+        .dates
+        .iter()
+        .filter(|d| d.rows > 0)
+        .map(|d| d.event_date)
+        .collect();
+    assert_eq!(
+        staged.files.keys().copied().collect::<Vec<_>>(),
+        want,
+        "the dates staged"
+    );
+    read_staged(config, plan, staging)
+}
+
+/// What is staged for `plan`'s dates with rows under `staging`, read back file by file.
+pub fn read_staged(config: &Config, plan: &Plan, staging: &Path) -> Vec<(Date, Vec<Vec<Record>>)> {
+    plan.dates
+        .iter()
+        .filter(|d| d.rows > 0)
+        .map(|d| d.event_date)
         .map(|date| {
             let dir = staging.join(format!("event_date={date}"));
             (
-                *date,
+                date,
                 read_files(config, &parquet_files::parquet_paths(&dir).unwrap()),
             )
         })

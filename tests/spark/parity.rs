@@ -3,6 +3,7 @@
 //! driver decides alone.
 
 use wharf::engine::spark::SparkEngine;
+use wharf::engine::spark::winners::TopKeys;
 use wharf::plan::Action;
 
 use crate::engines::{self, assert_census_matches};
@@ -24,61 +25,63 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
     let input = product.input_bytes("orders.jsonl", bytes);
     let config = engines::config(product.path());
     let (plan, mut local_engine) = engines::local_plan(&config, &input);
-    let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
-    let census = engines::spark_census(&mut engine, &config, &input);
-    let refused_by_driver = plan
-        .findings
-        .iter()
-        .any(|f| f.breach && f.issue.reason != wharf::contract::LineReason::Conflict)
-        || plan.counts.rejected > config.max_rejected_lines;
-    if refused_by_driver {
-        // No Spark job ran: what only Spark counts is unknown, and said to be.
-        assert!(
-            census.unranked,
-            "a census that ran no Spark job says it is unranked"
-        );
-        assert_eq!(census.counts.lines, plan.counts.lines);
-        assert_eq!(census.counts.blank, plan.counts.blank);
-        assert_eq!(census.counts.rejected, plan.counts.rejected);
-        assert_eq!(census.counts.by_reason, plan.counts.by_reason);
-        assert_eq!(census.findings, plan.findings);
-        assert_eq!(census.sha256, plan.input_sha256);
-        assert!(census.dates.is_empty());
-        return;
-    }
-    assert!(!census.unranked);
-    assert_census_matches(&census, &plan, "census");
+    let local = product.path().join("local");
     if plan.action == Action::Publish {
-        let local = engines::staged_rows(
-            &mut local_engine,
-            &config,
-            &plan,
-            &product.path().join("local"),
-        );
-        let staging = product.path().join("lake/.staging");
-        let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
-        assert_eq!(spark, local, "staged rows, file by file");
-        // Writers may still fall back to plain on values that do not repeat enough.
-        let allowed = dictionary_policy(&config.schema);
-        for columns in engines::dictionary_columns(&staging) {
-            assert!(
-                columns.iter().all(|c| allowed.contains(c)),
-                "Spark dictionary-encodes {columns:?}, the rule allows only {allowed:?}"
-            );
-        }
-        let left: Vec<String> = std::fs::read_dir(&staging)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        let mut want: Vec<String> = plan
-            .dates
+        engines::staged_rows(&mut local_engine, &config, &plan, &local);
+    }
+    // Both ways of ranking a clean file, whichever its lines a key would choose.
+    for how in [TopKeys::Sorted, TopKeys::Limited] {
+        let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
+        engine.rank_top_keys(how);
+        let census = engines::spark_census(&mut engine, &config, &input);
+        let refused_by_driver = plan
+            .findings
             .iter()
-            .map(|d| format!("event_date={}", d.event_date))
-            .collect();
-        let mut left = left;
-        left.sort();
-        want.sort();
-        assert_eq!(left, want, "only the dates' folders stay in staging");
+            .any(|f| f.breach && f.issue.reason != wharf::contract::LineReason::Conflict)
+            || plan.counts.rejected > config.max_rejected_lines;
+        if refused_by_driver {
+            // No Spark job ran: what only Spark counts is unknown, and said to be.
+            assert!(
+                census.unranked,
+                "a census that ran no Spark job says it is unranked"
+            );
+            assert_eq!(census.counts.lines, plan.counts.lines);
+            assert_eq!(census.counts.blank, plan.counts.blank);
+            assert_eq!(census.counts.rejected, plan.counts.rejected);
+            assert_eq!(census.counts.by_reason, plan.counts.by_reason);
+            assert_eq!(census.findings, plan.findings);
+            assert_eq!(census.sha256, plan.input_sha256);
+            assert!(census.dates.is_empty());
+            return;
+        }
+        assert!(!census.unranked);
+        assert_census_matches(&census, &plan, &format!("census ({how:?})"));
+        if plan.action == Action::Publish {
+            let staging = product.path().join(format!("lake/.staging-{how:?}"));
+            let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
+            let local = engines::read_staged(&config, &plan, &local);
+            assert_eq!(spark, local, "staged rows, file by file ({how:?})");
+            // Writers may still fall back to plain on values that do not repeat enough.
+            let allowed = dictionary_policy(&config.schema);
+            for columns in engines::dictionary_columns(&staging) {
+                assert!(
+                    columns.iter().all(|c| allowed.contains(c)),
+                    "Spark dictionary-encodes {columns:?}, the rule allows only {allowed:?}"
+                );
+            }
+            let mut left: Vec<String> = std::fs::read_dir(&staging)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            let mut want: Vec<String> = plan
+                .dates
+                .iter()
+                .map(|d| format!("event_date={}", d.event_date))
+                .collect();
+            left.sort();
+            want.sort();
+            assert_eq!(left, want, "only the dates' folders stay in staging");
+        }
     }
 }
 

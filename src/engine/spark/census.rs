@@ -20,7 +20,7 @@ use super::ledger::Events;
 use super::events::{self, EVENTS, ident};
 use super::handoff::Handoff;
 use super::session::{Session, date_at, int_at, str_at};
-use super::winners::{self, KEYS, WINNERS};
+use super::winners::{self, KEYS, TopKeys, WINNERS};
 use crate::config::Config;
 use crate::contract::{Date, LineIssue, LineReason};
 use crate::engine::Progress;
@@ -33,10 +33,14 @@ use crate::store::findings::Findings;
 pub const PARSED: &str = "wharf_parsed";
 
 /// Reads `input`: the census, and what it left cached in Spark when Spark ran.
+///
+/// `top_keys` forces one way of ranking a file free of conflicts (tests run both); else it
+/// is chosen by the file's lines a key.
 pub fn read(
     session: &Session,
     config: &Config,
     input: &Input,
+    top_keys: Option<TopKeys>,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Census, Option<Ranked>)> {
     let total = input.size;
@@ -48,6 +52,8 @@ pub fn read(
         &mut |bytes| progress(Progress::Reading { bytes, total }),
     )?;
     let events = pass.events;
+    let lines_per_key = events.lines as f64 / pass.keys.estimate().max(1.0);
+    let top_keys = top_keys.unwrap_or(TopKeys::for_lines_per_key(lines_per_key));
     let mut census = driver_census(input, pass);
     if census.first_breach().is_some() || census.counts.rejected > config.max_rejected_lines {
         census.unranked = true;
@@ -62,7 +68,7 @@ pub fn read(
     let uri = handoff.uri().to_owned();
     let config = config.clone();
     let (census, keys, winners) = session.guarded("reading the input", move |session| {
-        ranked(session, &config, &uri, events, census)
+        ranked(session, &config, &uri, events, top_keys, census)
     })?;
     let ranked = Ranked {
         keys,
@@ -81,6 +87,7 @@ fn ranked(
     config: &Config,
     uri: &str,
     events: Events,
+    top_keys: TopKeys,
     mut census: Census,
 ) -> Result<(Census, DataFrame, DataFrame)> {
     session
@@ -104,7 +111,7 @@ fn ranked(
             .map_err(|e| session.error("cannot register the events", &e))?;
         winners::keys_query(&config.schema)
     } else {
-        winners::top_keys_query(&config.schema, PARSED)
+        winners::top_keys_query(&config.schema, PARSED, top_keys)
     };
     let keys = session
         .frame(&keys_query, "cannot plan the ranking")?

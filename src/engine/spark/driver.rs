@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::handoff::{ChunkBatch, Handoff};
+use super::key_sketch::KeySketch;
 use super::ledger::{self, Events, Ledger};
 use crate::config::Config;
 use crate::contract::{LineBytes, LineReason, Outcome, classify, fast};
@@ -39,6 +40,8 @@ pub struct DriverPass {
     pub spilled: Option<SpilledFindings>,
     /// §2 over the accepted lines, as far as the driver tells it.
     pub events: Events,
+    /// The accepted lines' keys, sketched: about how many there are.
+    pub keys: KeySketch,
 }
 
 /// One line as the pass keeps it: no record (that went to the handoff), so memory stays
@@ -69,6 +72,7 @@ pub fn read(
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
     let mut findings = Findings::new(config.max_rejected_lines, &config.state_root);
     let mut ledger = Ledger::new(&config.state_root, ledger::HELD);
+    let mut keys = KeySketch::default();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The workers build batches while the sink writes them: each needs its own access.
     let columns = handoff.columns().clone();
@@ -133,6 +137,7 @@ pub fn read(
         if let (Some(rows), None) = (chunk.rows, &failed)
             && let Err(e) = rows.and_then(|chunk| {
                 handoff.write(&chunk.rows)?;
+                keys.merge(&chunk.keys);
                 chunk
                     .events
                     .into_iter()
@@ -159,6 +164,7 @@ pub fn read(
     pass.parts = parts;
     (pass.findings, pass.spilled) = findings.finish()?;
     pass.events = ledger.finish()?;
+    pass.keys = keys;
     Ok(pass)
 }
 

@@ -31,7 +31,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::config::Config;
 use crate::contract::{FieldType, Record, Schema, row};
-use crate::plan::batch::{event_id_hash, fingerprint};
+use super::key_sketch::KeySketch;
+use crate::plan::batch::{event_id_hash, fingerprint, key_hash};
 use crate::error::{Error, Result};
 use crate::store::objects::{Objects, TABLE_STAGING};
 
@@ -54,6 +55,8 @@ pub struct Columns {
     types: Vec<FieldType>,
     /// The declared field that is the event id.
     event_id: usize,
+    /// The declared field that is the key.
+    key: usize,
     arrow: Arc<ArrowSchema>,
 }
 
@@ -78,6 +81,7 @@ impl Columns {
         Columns {
             types: schema.fields.iter().map(|f| f.ty).collect(),
             event_id: schema.event_id,
+            key: schema.key,
             arrow: Arc::new(ArrowSchema::new(fields)),
         }
     }
@@ -90,6 +94,8 @@ impl Columns {
             encoded: Vec::new(),
             event_id: self.event_id,
             events: Vec::new(),
+            key: self.key,
+            keys: KeySketch::default(),
             fields: self
                 .types
                 .iter()
@@ -124,6 +130,9 @@ pub struct ChunkRows {
     event_id: usize,
     /// Each row's event and fingerprint ([`ChunkBatch::events`]).
     events: Vec<(u128, u64)>,
+    key: usize,
+    /// The rows' keys ([`ChunkBatch::keys`]).
+    keys: KeySketch,
     fields: Vec<Builder>,
     schema: Arc<ArrowSchema>,
 }
@@ -152,6 +161,9 @@ impl ChunkRows {
             at += field.len();
             if i == self.event_id {
                 self.events.push((event_id_hash(field), fingerprint));
+            }
+            if i == self.key {
+                self.keys.add(key_hash(field));
             }
             match builder {
                 Builder::Int(b) => b.append_option(row::int(field)),
@@ -190,15 +202,17 @@ impl ChunkRows {
         Ok(ChunkBatch {
             rows,
             events: self.events,
+            keys: self.keys,
         })
     }
 }
 
-/// One chunk's rows for the handoff, and each row's event (its id's hash) and
-/// fingerprint for the driver's [`Ledger`](super::ledger::Ledger).
+/// One chunk's rows for the handoff, each row's event (its id's hash) and fingerprint
+/// for the driver's [`Ledger`](super::ledger::Ledger), and a sketch of its keys.
 pub struct ChunkBatch {
     pub rows: RecordBatch,
     pub events: Vec<(u128, u64)>,
+    pub keys: KeySketch,
 }
 
 /// Where the handoff is stored.
@@ -408,4 +422,36 @@ fn write_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
         "check free space and the disk, then rerun",
         std::io::Error::other(e),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{LineBytes, Outcome, classify};
+
+    #[test]
+    fn a_chunk_sketches_its_keys_not_its_lines() {
+        let schema = crate::config::fixtures::orders().schema;
+        let mut rows = Columns::of(&schema).rows();
+        // 1,000 keys, 12 events each: about 1,000 keys, whatever the lines.
+        let mut line = 0;
+        for event in 0..12 {
+            for key in 0..1_000 {
+                line += 1;
+                let text = format!(
+                    r#"{{"event_id":"e{event}-{key}","order_id":{key},"status":"S","updated_at":"2024-03-01T10:00:{:02}Z"}}"#,
+                    event
+                );
+                let Outcome::Accepted(record) = classify(LineBytes::Kept(text.as_bytes()), &schema)
+                else {
+                    panic!("line {line} is not accepted");
+                };
+                rows.push(line, &record);
+            }
+        }
+        let batch = rows.finish().unwrap();
+        assert_eq!(batch.rows.num_rows(), 12_000);
+        let keys = batch.keys.estimate();
+        assert!((keys - 1_000.0).abs() < 50.0, "1,000 keys estimated as {keys:.0}");
+    }
 }

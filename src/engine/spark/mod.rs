@@ -20,6 +20,7 @@ pub mod census;
 pub mod driver;
 pub mod events;
 pub mod handoff;
+pub mod key_sketch;
 pub mod ledger;
 pub mod merge;
 pub mod published;
@@ -50,6 +51,8 @@ pub struct SparkEngine {
     /// Merge mode: the whole new rows of the dates the batch touches (view
     /// [`write::MERGED`]), cached from the census to the stage.
     merged: Option<DataFrame>,
+    /// A way of ranking forced on every census ([`SparkEngine::rank_top_keys`]).
+    top_keys: Option<winners::TopKeys>,
 }
 
 impl SparkEngine {
@@ -73,7 +76,14 @@ impl SparkEngine {
             session: Session::connect(remote)?,
             winners: None,
             merged: None,
+            top_keys: None,
         })
+    }
+
+    /// Ranks every census of a file free of conflicts the one way `how`, not the way its
+    /// lines a key choose: the parity tests prove both ways on every fixture.
+    pub fn rank_top_keys(&mut self, how: winners::TopKeys) {
+        self.top_keys = Some(how);
     }
 
     /// Sets a session setting (tests make splits small with it).
@@ -158,7 +168,7 @@ impl Engine for SparkEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
-        let (mut census, winners) = census::read(&self.session, config, input, progress)?;
+        let (mut census, winners) = census::read(&self.session, config, input, self.top_keys, progress)?;
         if let (WriteMode::Merge, Some(ranked)) = (config.write_mode, &winners) {
             let source = published::Published::of(config, dataset)?;
             self.merge(config, source, &ranked.winners, &mut census)?;

@@ -4,7 +4,8 @@
 //! Two queries make [`KEYS`]:
 //!
 //! - [`top_keys_query`], for a file the driver found free of conflicts: straight over the
-//!   handoff, one shuffle and one sort of every line;
+//!   handoff, one shuffle (of every line, or of each task's top lines when keys have
+//!   many);
 //! - [`keys_query`], for a file with conflicts: over [`EVENTS`](super::events::EVENTS)
 //!   in one window by key. Every event, first occurrence or not, goes through the key's
 //!   window, so the same shuffle carries §2's counts to the driver: each key's row also
@@ -92,11 +93,47 @@ fn utc_date(secs: &str) -> String {
     format!("date_from_unix_date(CAST(({secs} - pmod({secs}, 86400)) div 86400 AS INT))")
 }
 
+/// Lines a key from which [`TopKeys::Limited`] is chosen: on the 2M-line file (3.4 lines
+/// a key) and at 7.4 lines a key the one sort of every line was 0.3–1 s faster; at 20
+/// and 100 the limit was 0.4 and 0.8 s faster (docs/performance.md).
+pub const LIMIT_FROM_LINES_PER_KEY: f64 = 12.0;
+
+/// The two ways [`top_keys_query`] ranks, the same rows either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopKeys {
+    /// Every line crosses the shuffle and is sorted once ([`sorted_query`]): few lines a key.
+    Sorted,
+    /// Each task keeps only its keys' top lines before the shuffle, at the price of a sort
+    /// on each side of it ([`limited_query`]): many lines a key.
+    Limited,
+}
+
+impl TopKeys {
+    /// The faster way for a file of `lines_per_key` accepted lines a key (about: a sketch's).
+    pub fn for_lines_per_key(lines_per_key: f64) -> TopKeys {
+        if lines_per_key >= LIMIT_FROM_LINES_PER_KEY {
+            TopKeys::Limited
+        } else {
+            TopKeys::Sorted
+        }
+    }
+}
+
 /// The query of [`KEYS`] for a file whose lines the driver's
 /// [`Ledger`](super::ledger::Ledger) found free of conflicts, straight over the handoff
-/// `parsed` (columns in [`super::handoff`]), with one shuffle, one sort and no §2 window:
-/// a retry has its first occurrence's values (its fingerprint, its key, its place in §3's
-/// order), and only the key's top events matter.
+/// `parsed` (columns in [`super::handoff`]), with one shuffle and no §2 window: a retry
+/// has its first occurrence's values (its fingerprint, its key, its place in §3's order),
+/// and only the key's top events matter.
+///
+/// Every key has a winner: `__winner` is true.
+pub fn top_keys_query(schema: &Schema, parsed: &str, how: TopKeys) -> String {
+    match how {
+        TopKeys::Sorted => sorted_query(schema, parsed),
+        TopKeys::Limited => limited_query(schema, parsed),
+    }
+}
+
+/// [`TopKeys::Sorted`]: each key's lines sorted once.
 ///
 /// 1. each key's lines are sorted by §3's order but the line, then by fingerprint and
 ///    line: the top standing comes first, and in it each event's lines together, its
@@ -106,9 +143,7 @@ fn utc_date(secs: &str) -> String {
 ///    another fingerprint (or there is none);
 /// 3. of those first lines the latest is the winner, and the key is tied by arrival when
 ///    there are two or more (two events share the top standing).
-///
-/// Every key has a winner: `__winner` is true.
-pub fn top_keys_query(schema: &Schema, parsed: &str) -> String {
+fn sorted_query(schema: &Schema, parsed: &str) -> String {
     let (order_s, order_n) = instant_columns(schema.order_by);
     let (date_s, _) = instant_columns(schema.date_of);
     let key = format!("f{}", schema.key);
@@ -156,6 +191,44 @@ pub fn top_keys_query(schema: &Schema, parsed: &str) -> String {
     )
 }
 
+/// [`TopKeys::Limited`]:
+///
+/// 1. `rank() = 1` by §3's order but the line keeps every line of each key's top
+///    standing (Spark keeps only those of each task before the shuffle,
+///    `WindowGroupLimit`);
+/// 2. an event's first line is the least of its fingerprint's lines there;
+/// 3. the winner is the top standing's event of the latest first line, and the key is
+///    tied by arrival when the top standing has two events (two first lines).
+fn limited_query(schema: &Schema, parsed: &str) -> String {
+    let (order_s, order_n) = instant_columns(schema.order_by);
+    let (date_s, _) = instant_columns(schema.date_of);
+    let key = format!("f{}", schema.key);
+    let tiebreak = schema.tiebreak.map(|i| format!("f{i}"));
+    let standing = rank_order(|by| match by {
+        RankBy::Instant => vec![order_s.clone(), order_n.clone()],
+        RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
+        RankBy::Line => Vec::new(),
+    });
+    let top = format!(
+        "SELECT * FROM (SELECT *, rank() OVER (PARTITION BY {key} ORDER BY {}) AS __top \
+         FROM {parsed}) WHERE __top = 1",
+        standing.join(", ")
+    );
+    let first = format!("SELECT *, min(line) OVER (PARTITION BY {key}, fp) AS __first FROM ({top})");
+    let keyed = format!(
+        "SELECT *, max(__first) OVER __k AS __latest, min(__first) OVER __k AS __earliest \
+         FROM ({first}) WINDOW __k AS (PARTITION BY {key})"
+    );
+    let published = published_fields(schema, |i| format!("f{i}"), instant_columns);
+    format!(
+        "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
+         {order_n} AS __order_nanos, __earliest <> __latest AS __tied, true AS __winner \
+         FROM ({keyed}) WHERE line = __latest",
+        published.join(", "),
+        utc_date(&date_s),
+    )
+}
+
 /// §3's order as Spark `ORDER BY` terms, rank 1 first: each criterion of
 /// [`RankBy::ORDER`] as the `columns` a frame holds it in (none where it has none), the
 /// greater value first and null below every value, as §3 ranks an absent one.
@@ -175,4 +248,17 @@ pub fn winners_query(schema: &Schema) -> String {
          WHERE __winner",
         fields.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_lines_a_key_limit_before_the_shuffle_few_sort_once() {
+        assert_eq!(TopKeys::for_lines_per_key(1.0), TopKeys::Sorted);
+        assert_eq!(TopKeys::for_lines_per_key(3.4), TopKeys::Sorted);
+        assert_eq!(TopKeys::for_lines_per_key(LIMIT_FROM_LINES_PER_KEY), TopKeys::Limited);
+        assert_eq!(TopKeys::for_lines_per_key(100.0), TopKeys::Limited);
+    }
 }
