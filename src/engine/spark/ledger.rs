@@ -32,6 +32,27 @@ type Entry = [u64; 3];
 
 const ENTRY_BYTES: usize = 24;
 
+/// Sorts `entries` on two threads: split in place by the event hash's top bit (the
+/// first thing an entry is ordered by, and uniform), each side sorted on its own. The
+/// sort is the pass's last serial step (0.07 s at 2M lines on one core).
+fn sort(entries: &mut [Entry]) {
+    let (mut low, mut high) = (0, entries.len());
+    // Entries below `low` have the bit clear, entries from `high` on have it set.
+    while low < high {
+        if entries[low][0] >> 63 == 0 {
+            low += 1;
+        } else {
+            high -= 1;
+            entries.swap(low, high);
+        }
+    }
+    let (clear, set) = entries.split_at_mut(low);
+    std::thread::scope(|scope| {
+        scope.spawn(|| clear.sort_unstable());
+        set.sort_unstable();
+    });
+}
+
 /// What §2 found, before Spark runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Events {
@@ -83,7 +104,7 @@ impl Ledger {
     /// Sorts what is held and writes it as a run; past [`MAX_RUNS`] runs, merges them
     /// into one, so the open files stay few.
     fn spill(&mut self) -> Result<()> {
-        self.held.sort_unstable();
+        sort(&mut self.held);
         let held = std::mem::take(&mut self.held);
         let run = self.write_run(vec![Source::Held(held.into_iter())])?;
         self.runs.push(run);
@@ -113,7 +134,7 @@ impl Ledger {
 
     /// Every line's event, in order: the counts and whether any event conflicts.
     pub fn finish(mut self) -> Result<Events> {
-        self.held.sort_unstable();
+        sort(&mut self.held);
         let mut count = Count::default();
         if self.runs.is_empty() {
             self.held.iter().for_each(|entry| count.add(entry));
@@ -269,6 +290,27 @@ mod tests {
         for capacity in [1, 7, 64, 4_999] {
             // At 1, a run a line: merged every 64 runs.
             assert_eq!(ledger(&lines, capacity), whole, "capacity {capacity}");
+        }
+    }
+
+    #[test]
+    fn the_two_sided_sort_is_a_sort() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in [0, 1, 2, 3, 1_000, 10_001] {
+            // Eight first words (top bits both ways), so the later words decide too.
+            let mut entries: Vec<Entry> = (0..len)
+                .map(|_| [(next() % 8) << 61, next() % 4, next()])
+                .collect();
+            let mut want = entries.clone();
+            want.sort_unstable();
+            sort(&mut entries);
+            assert_eq!(entries, want, "{len} entries");
         }
     }
 }
