@@ -144,51 +144,31 @@ pub fn top_keys_query(schema: &Schema, parsed: &str, how: TopKeys) -> String {
 /// 3. of those first lines the latest is the winner, and the key is tied by arrival when
 ///    there are two or more (two events share the top standing).
 fn sorted_query(schema: &Schema, parsed: &str) -> String {
-    let (order_s, order_n) = instant_columns(schema.order_by);
-    let (date_s, _) = instant_columns(schema.date_of);
     let key = format!("f{}", schema.key);
-    let tiebreak = schema.tiebreak.map(|i| format!("f{i}"));
-    let columns = |by: RankBy| match by {
-        RankBy::Instant => vec![order_s.clone(), order_n.clone()],
-        RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
-        RankBy::Line => Vec::new(),
-    };
+    let columns = |by| handed_criterion(schema, by);
     let standing: Vec<String> = RankBy::ORDER.into_iter().flat_map(columns).collect();
     let mut order = rank_order(columns);
     order.extend(["fp".to_owned(), "line".to_owned()]);
-    let best: Vec<String> = standing
-        .iter()
-        .enumerate()
-        .map(|(i, column)| format!("first_value({column}) OVER __w AS __best{i}, "))
-        .collect();
+    // Each criterion's column, numbered: its top value is `__best{i}`.
+    let each = |term: fn(usize, &str) -> String| -> String {
+        standing.iter().enumerate().map(|(i, column)| term(i, column)).collect()
+    };
     let sorted = format!(
         "SELECT *, {}lag(fp) OVER __w AS __previous FROM {parsed} \
          WINDOW __w AS (PARTITION BY {key} ORDER BY {})",
-        best.concat(),
+        each(|i, column| format!("first_value({column}) OVER __w AS __best{i}, ")),
         order.join(", ")
     );
     // Null-safe: a tiebreak may be absent, and an absent one ties with an absent one.
-    let on_top: Vec<String> = standing
-        .iter()
-        .enumerate()
-        .map(|(i, column)| format!("{column} <=> __best{i} AND "))
-        .collect();
     let firsts = format!(
         "SELECT * FROM ({sorted}) WHERE {}(__previous IS NULL OR __previous <> fp)",
-        on_top.concat()
+        each(|i, column| format!("{column} <=> __best{i} AND "))
     );
     let keyed = format!(
         "SELECT *, max(line) OVER __k AS __latest, count(*) OVER __k AS __events \
          FROM ({firsts}) WINDOW __k AS (PARTITION BY {key})"
     );
-    let published = published_fields(schema, |i| format!("f{i}"), instant_columns);
-    format!(
-        "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
-         {order_n} AS __order_nanos, __events > 1 AS __tied, true AS __winner \
-         FROM ({keyed}) WHERE line = __latest",
-        published.join(", "),
-        utc_date(&date_s),
-    )
+    handed_winners(schema, &keyed, "__events > 1")
 }
 
 /// [`TopKeys::Limited`]:
@@ -200,15 +180,8 @@ fn sorted_query(schema: &Schema, parsed: &str) -> String {
 /// 3. the winner is the top standing's event of the latest first line, and the key is
 ///    tied by arrival when the top standing has two events (two first lines).
 fn limited_query(schema: &Schema, parsed: &str) -> String {
-    let (order_s, order_n) = instant_columns(schema.order_by);
-    let (date_s, _) = instant_columns(schema.date_of);
     let key = format!("f{}", schema.key);
-    let tiebreak = schema.tiebreak.map(|i| format!("f{i}"));
-    let standing = rank_order(|by| match by {
-        RankBy::Instant => vec![order_s.clone(), order_n.clone()],
-        RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
-        RankBy::Line => Vec::new(),
-    });
+    let standing = rank_order(|by| handed_criterion(schema, by));
     let top = format!(
         "SELECT * FROM (SELECT *, rank() OVER (PARTITION BY {key} ORDER BY {}) AS __top \
          FROM {parsed}) WHERE __top = 1",
@@ -219,10 +192,31 @@ fn limited_query(schema: &Schema, parsed: &str) -> String {
         "SELECT *, max(__first) OVER __k AS __latest, min(__first) OVER __k AS __earliest \
          FROM ({first}) WINDOW __k AS (PARTITION BY {key})"
     );
+    handed_winners(schema, &keyed, "__earliest <> __latest")
+}
+
+/// The handoff's columns of §3 criterion `by`; none for the line, which each query
+/// places itself.
+fn handed_criterion(schema: &Schema, by: RankBy) -> Vec<String> {
+    match by {
+        RankBy::Instant => {
+            let (secs, nanos) = instant_columns(schema.order_by);
+            vec![secs, nanos]
+        }
+        RankBy::Tiebreak => schema.tiebreak.map(|i| format!("f{i}")).into_iter().collect(),
+        RankBy::Line => Vec::new(),
+    }
+}
+
+/// [`KEYS`]' columns from `keyed`, handed-over lines with `__latest`, the winning line of
+/// each key: its row where `line` is it, `tied` as `__tied`.
+fn handed_winners(schema: &Schema, keyed: &str, tied: &str) -> String {
+    let (order_s, order_n) = instant_columns(schema.order_by);
+    let (date_s, _) = instant_columns(schema.date_of);
     let published = published_fields(schema, |i| format!("f{i}"), instant_columns);
     format!(
         "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
-         {order_n} AS __order_nanos, __earliest <> __latest AS __tied, true AS __winner \
+         {order_n} AS __order_nanos, {tied} AS __tied, true AS __winner \
          FROM ({keyed}) WHERE line = __latest",
         published.join(", "),
         utc_date(&date_s),
