@@ -3,7 +3,8 @@
 //! reason codes, fields and line numbers are exactly the local engine's: a set's lines
 //! are numbered on through its parts (§11.4). Each accepted record goes, typed, to the
 //! [`Handoff`] Spark reads: Spark never sees the text. Its event and fingerprint go to the
-//! [`Ledger`], which tells §2's counts and whether Spark must list conflicts.
+//! [`Ledger`], which tells §2's counts and whether Spark must list conflicts; its key to a
+//! [`KeySketch`], which tells about how many keys there are, so how Spark should rank.
 
 use std::collections::BTreeMap;
 use std::path::Path;
