@@ -193,9 +193,7 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
         keys: plan.counts.keys,
         // The dates the input left published: a merge that emptied a date retired it.
         event_dates: plan
-            .dates
-            .iter()
-            .filter(|d| d.rows > 0)
+            .dates_with_rows()
             .map(|d| d.event_date.to_string())
             .collect(),
         publish_root: config

@@ -219,6 +219,12 @@ impl Plan {
         self.findings.len() as u64 + self.spilled.as_ref().map_or(0, |s| s.count)
     }
 
+    /// The dates the stage writes and the run leaves published: those with rows (a merge
+    /// that empties a date retires it instead).
+    pub fn dates_with_rows(&self) -> impl Iterator<Item = &DatePlan> {
+        self.dates.iter().filter(|d| d.rows > 0)
+    }
+
     /// The reason code, or `None` for a publish or skip.
     pub fn reason(&self) -> Option<&'static str> {
         self.refusal.as_ref().map(Refusal::code)

@@ -2,9 +2,9 @@
 //! Spark engine's census, and the rows each stages, read back with the local reader.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use parquet::basic::Encoding;
-use std::sync::{Mutex, MutexGuard};
 
 use wharf::config::Config;
 use wharf::contract::{Date, Record};
@@ -66,12 +66,7 @@ pub fn staged_rows(
     staging: &Path,
 ) -> Vec<(Date, Vec<Vec<Record>>)> {
     let staged = engine.stage(config, plan, staging, &mut |_| true).unwrap();
-    let want: Vec<Date> = plan
-        .dates
-        .iter()
-        .filter(|d| d.rows > 0)
-        .map(|d| d.event_date)
-        .collect();
+    let want: Vec<Date> = plan.dates_with_rows().map(|d| d.event_date).collect();
     assert_eq!(
         staged.files.keys().copied().collect::<Vec<_>>(),
         want,
@@ -82,9 +77,7 @@ pub fn staged_rows(
 
 /// What is staged for `plan`'s dates with rows under `staging`, read back file by file.
 pub fn read_staged(config: &Config, plan: &Plan, staging: &Path) -> Vec<(Date, Vec<Vec<Record>>)> {
-    plan.dates
-        .iter()
-        .filter(|d| d.rows > 0)
+    plan.dates_with_rows()
         .map(|d| d.event_date)
         .map(|date| {
             let dir = staging.join(format!("event_date={date}"));

@@ -214,12 +214,7 @@ impl Engine for LocalEngine {
         // Taken: the rows are freed once staged, not held until the next census.
         let partitions = std::mem::take(&mut self.partitions);
         let mut staged = Staged::default();
-        for date in plan
-            .dates
-            .iter()
-            .filter(|d| d.rows > 0)
-            .map(|d| d.event_date)
-        {
+        for date in plan.dates_with_rows().map(|d| d.event_date) {
             let Some(rows) = partitions.get(&date) else {
                 return Err(crate::Error::internal(format!(
                     "the local engine holds no rows for {date}: stage follows a census of the same input"

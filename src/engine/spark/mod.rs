@@ -217,9 +217,7 @@ impl SparkEngine {
             ));
         }
         let dates: BTreeMap<_, _> = plan
-            .dates
-            .iter()
-            .filter(|d| d.rows > 0)
+            .dates_with_rows()
             .map(|d| (d.event_date, d.rows))
             .collect();
         let source = match self.merged {
