@@ -3,7 +3,7 @@
 //! driver decides alone.
 
 use wharf::engine::spark::SparkEngine;
-use wharf::engine::spark::winners::TopKeys;
+use wharf::engine::spark::winners::{Ranking, TopKeys};
 use wharf::plan::Action;
 
 use crate::engines::{self, assert_census_matches};
@@ -21,6 +21,19 @@ fn both_engines_agree_on(settings: &str, bytes: &[u8]) {
 }
 
 fn both_engines_agree_in(product: Product, bytes: &[u8]) {
+    both_engines_agree_remembering(product, bytes, None);
+}
+
+/// Every way of ranking, each as its own label.
+const RANKINGS: [(Ranking, &str); 3] = [
+    (Ranking::Top(TopKeys::Sorted), "sorted"),
+    (Ranking::Top(TopKeys::Limited), "limited"),
+    (Ranking::Exact, "exact"),
+];
+
+/// [`both_engines_agree_in`], the Spark engine's driver remembering only the last
+/// `remembered` events where given.
+fn both_engines_agree_remembering(product: Product, bytes: &[u8], remembered: Option<usize>) {
     let _server = engines::server();
     let input = product.input_bytes("orders.jsonl", bytes);
     let config = engines::config(product.path());
@@ -29,10 +42,13 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
     if plan.action == Action::Publish {
         engines::staged_rows(&mut local_engine, &config, &plan, &local);
     }
-    // Both ways of ranking a clean file, whichever its lines a key would choose.
-    for how in [TopKeys::Sorted, TopKeys::Limited] {
+    // Every way of ranking the file allows, whichever its events a key would choose.
+    for (ranking, how) in RANKINGS {
         let mut engine = SparkEngine::connect_to(&engines::remote()).unwrap();
-        engine.rank_top_keys(how);
+        engine.rank(ranking);
+        if let Some(events) = remembered {
+            engine.remember_events(events);
+        }
         let census = engines::spark_census(&mut engine, &config, &input);
         let refused_by_driver = plan
             .findings
@@ -55,12 +71,12 @@ fn both_engines_agree_in(product: Product, bytes: &[u8]) {
             return;
         }
         assert!(!census.unranked);
-        assert_census_matches(&census, &plan, &format!("census ({how:?})"));
+        assert_census_matches(&census, &plan, &format!("census ({how})"));
         if plan.action == Action::Publish {
-            let staging = product.path().join(format!("lake/.staging-{how:?}"));
+            let staging = product.path().join(format!("lake/.staging-{how}"));
             let spark = engines::staged_rows(&mut engine, &config, &plan, &staging);
             let local = engines::read_staged(&config, &plan, &local);
-            assert_eq!(spark, local, "staged rows, file by file ({how:?})");
+            assert_eq!(spark, local, "staged rows, file by file ({how})");
             // Writers may still fall back to plain on values that do not repeat enough.
             let allowed = dictionary_policy(&config.schema);
             for columns in engines::dictionary_columns(&staging) {
@@ -216,6 +232,28 @@ fn a_retry_never_moves_its_event_among_ties_by_arrival() {
             &event("e14", 7, "A", "2024-03-02T08:00:00Z"),
         ],
     );
+}
+
+/// A retry later than the driver remembers goes unmarked, so the first occurrences are
+/// not known: every way ranks the exact way, and an unmarked retry is still a retry
+/// (ranked by its first line, never a second event at its standing).
+#[test]
+fn a_retry_later_than_the_driver_remembers_is_ranked_the_exact_way() {
+    let mut lines = vec![
+        // Key 5: e11 wins, tied by arrival with e10, whose retry comes much later.
+        event("e10", 5, "EARLY", "2024-03-01T10:00:00Z"),
+        event("e11", 5, "LATE", "2024-03-01T10:00:00Z"),
+        // Key 6: one event, not tied, retried much later.
+        event("e12", 6, "ONLY", "2024-03-01T11:00:00Z"),
+    ];
+    // Eight other events: two generations of two, so e10 and e12 are forgotten.
+    lines.extend((20..28).map(|i| event(&format!("e{i}"), i, "OTHER", "2024-03-01T09:00:00Z")));
+    lines.push(event("e10", 5, "EARLY", "2024-03-01T10:00:00Z"));
+    lines.push(event("e12", 6, "ONLY", "2024-03-01T11:00:00Z"));
+    // A retry that comes at once is still marked.
+    lines.push(event("e12", 6, "ONLY", "2024-03-01T11:00:00Z"));
+    let text = lines.join("\n") + "\n";
+    both_engines_agree_remembering(Product::with_settings(""), text.as_bytes(), Some(2));
 }
 
 #[test]

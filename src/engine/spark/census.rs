@@ -1,8 +1,9 @@
 //! The Spark engine's census: the driver pass, which hands Spark every accepted record
 //! typed and tells §2's counts (its [`Ledger`](super::ledger::Ledger)), then (when it
 //! does not already refuse) §3 and §4 in Spark, and the aggregates back to the driver.
-//! Only a file whose events conflict has Spark do §2 too, the exact way, to list the
-//! conflicting lines. Events never come back; the ranked keys stay cached in Spark for
+//! A clean file whose every retry the driver marked is ranked over its first occurrences
+//! alone; any other file has Spark do §2 too, the exact way ([`Ranking::Exact`]), which
+//! lists conflicting lines. Events never come back; the ranked keys stay cached in Spark for
 //! the stage.
 //!
 //! A census refused by the driver pass (a breach, or more rejects than
@@ -20,7 +21,8 @@ use super::ledger::Events;
 use super::events::{self, EVENTS, ident};
 use super::handoff::Handoff;
 use super::session::{Session, date_at, int_at, str_at};
-use super::winners::{self, KEYS, TopKeys, WINNERS};
+use super::recent;
+use super::winners::{self, KEYS, Ranking, TopKeys, WINNERS};
 use crate::config::Config;
 use crate::contract::{Date, LineIssue, LineReason};
 use crate::engine::Progress;
@@ -32,15 +34,30 @@ use crate::store::findings::Findings;
 /// The view of the rows the driver handed over (columns in [`super::handoff`]).
 pub const PARSED: &str = "wharf_parsed";
 
+/// How a census ranks: tests force each way, and shrink the driver's memory of events.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    /// A way of ranking forced where the file allows it; else it is chosen by the file.
+    pub ranking: Option<Ranking>,
+    /// Events a generation of the driver's [`RecentEvents`](recent::RecentEvents) holds.
+    pub remembered: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            ranking: None,
+            remembered: recent::GENERATION,
+        }
+    }
+}
+
 /// Reads `input`: the census, and what it left cached in Spark when Spark ran.
-///
-/// `top_keys` forces one way of ranking a file free of conflicts (tests run both); else it
-/// is chosen by the file's lines a key.
 pub fn read(
     session: &Session,
     config: &Config,
     input: &Input,
-    top_keys: Option<TopKeys>,
+    tuning: Tuning,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Census, Option<Ranked>)> {
     let total = input.size;
@@ -49,11 +66,11 @@ pub fn read(
         input,
         config,
         &mut handoff,
+        tuning.remembered,
         &mut |bytes| progress(Progress::Reading { bytes, total }),
     )?;
+    let ranking = ranking(&pass, tuning.ranking);
     let events = pass.events;
-    let lines_per_key = events.lines as f64 / pass.keys.estimate().max(1.0);
-    let top_keys = top_keys.unwrap_or(TopKeys::for_lines_per_key(lines_per_key));
     let mut census = driver_census(input, pass);
     if census.first_breach().is_some() || census.counts.rejected > config.max_rejected_lines {
         census.unranked = true;
@@ -68,7 +85,7 @@ pub fn read(
     let uri = handoff.uri().to_owned();
     let config = config.clone();
     let (census, keys, winners) = session.guarded("reading the input", move |session| {
-        ranked(session, &config, &uri, events, top_keys, census)
+        ranked(session, &config, &uri, events, ranking, census)
     })?;
     let ranked = Ranked {
         keys,
@@ -78,16 +95,28 @@ pub fn read(
     Ok((census, Some(ranked)))
 }
 
+/// How Spark ranks the file the driver `pass` read: over the first occurrences when
+/// they are known, the driver's marks being every repeat of a file free of conflicts
+/// (`forced` there, or by its events a key); else the exact way.
+fn ranking(pass: &DriverPass, forced: Option<Ranking>) -> Ranking {
+    let events = &pass.events;
+    if events.conflicted || pass.marked != events.repeats() {
+        return Ranking::Exact;
+    }
+    let events_per_key = events.events as f64 / pass.keys.estimate().max(1.0);
+    forced.unwrap_or(Ranking::Top(TopKeys::for_events_per_key(events_per_key)))
+}
+
 /// Spark's part of the census: the handed-over rows, the cached key rows, the winners over
-/// them, and §3–4's aggregates. §2 is the driver's [`Events`] unless they conflict: then
-/// Spark ranks the exact way, over the events (a view, not cached) with §2's counts, and
-/// lists the conflicting lines.
+/// them, and §3–4's aggregates. §2 is the driver's [`Events`] when Spark ranks the first
+/// occurrences; ranking the exact way, Spark counts §2 over the events (a view, not
+/// cached) and lists any conflicting lines.
 fn ranked(
     session: &Session,
     config: &Config,
     uri: &str,
     events: Events,
-    top_keys: TopKeys,
+    ranking: Ranking,
     mut census: Census,
 ) -> Result<(Census, DataFrame, DataFrame)> {
     session
@@ -104,14 +133,15 @@ fn ranked(
             );
             session.error(&doing, &e)
         })?;
-    let keys_query = if events.conflicted {
-        session
-            .frame(&events::query(&config.schema, PARSED), "cannot plan the events")?
-            .create_or_replace_temp_view(EVENTS)
-            .map_err(|e| session.error("cannot register the events", &e))?;
-        winners::keys_query(&config.schema)
-    } else {
-        winners::top_keys_query(&config.schema, PARSED, top_keys)
+    let keys_query = match ranking {
+        Ranking::Exact => {
+            session
+                .frame(&events::query(&config.schema, PARSED), "cannot plan the events")?
+                .create_or_replace_temp_view(EVENTS)
+                .map_err(|e| session.error("cannot register the events", &e))?;
+            winners::keys_query(&config.schema)
+        }
+        Ranking::Top(how) => winners::top_keys_query(&config.schema, PARSED, how),
     };
     let keys = session
         .frame(&keys_query, "cannot plan the ranking")?
@@ -120,13 +150,14 @@ fn ranked(
     keys.create_or_replace_temp_view(KEYS)
         .map_err(|e| session.error("cannot register the ranked keys", &e))?;
     let winners = register(session, &winners::winners_query(&config.schema), WINNERS)?;
-    let ranking = if events.conflicted {
-        rank_exactly(session, config, events.lines, &mut census)
-    } else {
-        census.counts.retries = events.repeats();
-        rank(session, config, false, &mut census).map(|_| ())
+    let ranked = match ranking {
+        Ranking::Exact => rank_exactly(session, config, events.lines, &mut census),
+        Ranking::Top(_) => {
+            census.counts.retries = events.repeats();
+            rank(session, config, false, &mut census).map(|_| ())
+        }
     };
-    match ranking {
+    match ranked {
         Ok(()) => Ok((census, keys, winners)),
         Err(error) => {
             let _ = keys.unpersist(false);
@@ -313,4 +344,36 @@ fn rank_exactly(session: &Session, config: &Config, accepted: u64, census: &mut 
         add_conflicts(session, config, census)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A driver pass over 5 accepted lines of 3 events (so 2 repeats), `marked` of them.
+    fn pass(marked: u64, conflicted: bool) -> DriverPass {
+        DriverPass {
+            events: Events {
+                lines: 5,
+                events: 3,
+                conflicted,
+            },
+            marked,
+            ..DriverPass::default()
+        }
+    }
+
+    #[test]
+    fn the_first_occurrences_are_ranked_alone_only_when_every_repeat_is_marked() {
+        let sorted = Ranking::Top(TopKeys::Sorted);
+        let limited = Ranking::Top(TopKeys::Limited);
+        // No keys sketched: about one, so 3 events a key, below the limit.
+        assert_eq!(ranking(&pass(2, false), None), sorted);
+        assert_eq!(ranking(&pass(2, false), Some(limited)), limited);
+        assert_eq!(ranking(&pass(2, false), Some(Ranking::Exact)), Ranking::Exact);
+        // A repeat unmarked, or a conflict: whatever is forced, the exact way.
+        assert_eq!(ranking(&pass(1, false), Some(limited)), Ranking::Exact);
+        assert_eq!(ranking(&pass(0, false), None), Ranking::Exact);
+        assert_eq!(ranking(&pass(2, true), Some(limited)), Ranking::Exact);
+    }
 }

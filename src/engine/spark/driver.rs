@@ -3,7 +3,8 @@
 //! reason codes, fields and line numbers are exactly the local engine's: a set's lines
 //! are numbered on through its parts (§11.4). Each accepted record goes, typed, to the
 //! [`Handoff`] Spark reads: Spark never sees the text. Its event and fingerprint go to the
-//! [`Ledger`], which tells §2's counts and whether Spark must list conflicts; its key to a
+//! [`Ledger`], which tells §2's counts and whether Spark must list conflicts, and to the
+//! [`RecentEvents`], which mark the lines whose event an earlier line had; its key to a
 //! [`KeySketch`], which tells about how many keys there are, so how Spark should rank.
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use std::path::Path;
 use super::handoff::{ChunkBatch, Handoff};
 use super::key_sketch::KeySketch;
 use super::ledger::{self, Events, Ledger};
+use super::recent::RecentEvents;
 use crate::config::Config;
 use crate::contract::{LineBytes, LineReason, Outcome, classify, fast};
 use crate::error::{Error, Result};
@@ -41,6 +43,8 @@ pub struct DriverPass {
     pub spilled: Option<SpilledFindings>,
     /// §2 over the accepted lines, as far as the driver tells it.
     pub events: Events,
+    /// Lines handed over marked `seen`: an earlier line had their event.
+    pub marked: u64,
     /// The accepted lines' keys, sketched: about how many there are.
     pub keys: KeySketch,
 }
@@ -63,17 +67,20 @@ struct Classified {
 /// Reads `input` once, every part in order (decoding `.gz` and `.zst`): SHA-256 and §1
 /// on every line, each accepted record appended to `handoff` in line order, findings past
 /// the first [`kept`](crate::store::findings::kept) spilled into the state root, `progress` getting the
-/// stored bytes read (returning `false` cancels).
+/// stored bytes read (returning `false` cancels). Lines repeating one of the last
+/// `remembered` events are marked `seen`.
 pub fn read(
     input: &Input,
     config: &Config,
     handoff: &mut Handoff,
+    remembered: usize,
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
     let mut findings = Findings::new(config.max_rejected_lines, &config.state_root);
     let mut ledger = Ledger::new(&config.state_root, ledger::HELD);
     let mut keys = KeySketch::default();
+    let mut recent = RecentEvents::new(remembered);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The workers build batches while the sink writes them: each needs its own access.
     let columns = handoff.columns().clone();
@@ -137,7 +144,9 @@ pub fn read(
         }
         if let (Some(rows), None) = (chunk.rows, &failed)
             && let Err(e) = rows.and_then(|chunk| {
-                handoff.write(&chunk.rows)?;
+                let seen: Vec<bool> = chunk.events.iter().map(|&(event, _)| recent.seen(event)).collect();
+                pass.marked += seen.iter().filter(|&&seen| seen).count() as u64;
+                handoff.write(&chunk.rows, seen)?;
                 keys.merge(&chunk.keys);
                 chunk
                     .events

@@ -6,7 +6,9 @@
 //!   set's parts, §11.4); `fp` (INT64: the fingerprint of the record's typed values, as
 //!   the local engine computes it for §2); declared field `i` as `f{i}` (`int` INT64, `string` UTF8), a
 //!   `timestamp` as its exact instant, `s{i}` (INT64 seconds since the epoch) and `n{i}`
-//!   (INT64 nanoseconds). Named by position, so no declared name needs quoting.
+//!   (INT64 nanoseconds). Named by position, so no declared name needs quoting. Last,
+//!   `seen` (BOOLEAN): an earlier line had the line's event, as far as the driver's
+//!   [`RecentEvents`](super::recent::RecentEvents) remember.
 //! - [`ChunkRows`]: one chunk's accepted records as an Arrow batch, built on the worker
 //!   that classified them.
 //! - [`Handoff`]: the file, written batch by batch as the pass delivers them, in order.
@@ -23,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use arrow_array::builder::{Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use delta_kernel::arrow::datatypes::{DataType, Field as ArrowField, Schema as ArrowSchema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -57,6 +59,9 @@ pub struct Columns {
     event_id: usize,
     /// The declared field that is the key.
     key: usize,
+    /// A chunk's columns, as a worker builds them: all but `seen`, which the sink adds.
+    chunk: Arc<ArrowSchema>,
+    /// The file's.
     arrow: Arc<ArrowSchema>,
 }
 
@@ -78,10 +83,13 @@ impl Columns {
                 }
             }
         }
+        let chunk = ArrowSchema::new(fields.clone());
+        fields.push(ArrowField::new(SEEN, DataType::Boolean, false));
         Columns {
             types: schema.fields.iter().map(|f| f.ty).collect(),
             event_id: schema.event_id,
             key: schema.key,
+            chunk: Arc::new(chunk),
             arrow: Arc::new(ArrowSchema::new(fields)),
         }
     }
@@ -105,10 +113,13 @@ impl Columns {
                     FieldType::Timestamp => Builder::Ts(Int64Builder::new(), Int64Builder::new()),
                 })
                 .collect(),
-            schema: Arc::clone(&self.arrow),
+            schema: Arc::clone(&self.chunk),
         }
     }
 }
+
+/// The column that marks a line whose event an earlier line had.
+pub const SEEN: &str = "seen";
 
 /// The columns of timestamp field `i`'s instant: seconds, nanoseconds.
 pub fn instant_columns(i: usize) -> (String, String) {
@@ -318,13 +329,17 @@ impl Handoff {
         &self.columns
     }
 
-    /// Appends a chunk's rows.
-    pub fn write(&mut self, rows: &RecordBatch) -> Result<()> {
+    /// Appends a chunk's rows, each marked whether an earlier line had its event.
+    pub fn write(&mut self, rows: &RecordBatch, seen: Vec<bool>) -> Result<()> {
         let writer = self
             .writer
             .as_mut()
             .ok_or_else(|| Error::internal("rows handed over after the handoff was closed"))?;
-        writer.write(rows).map_err(|e| write_error(&self.path, e))?;
+        let mut columns = rows.columns().to_vec();
+        columns.push(Arc::new(BooleanArray::from(seen)));
+        let rows = RecordBatch::try_new(Arc::clone(&self.columns.arrow), columns)
+            .map_err(Error::internal)?;
+        writer.write(&rows).map_err(|e| write_error(&self.path, e))?;
         self.rows += rows.num_rows() as u64;
         Ok(())
     }

@@ -24,6 +24,7 @@ pub mod key_sketch;
 pub mod ledger;
 pub mod merge;
 pub mod published;
+pub mod recent;
 pub mod session;
 pub mod union;
 pub mod uri;
@@ -51,8 +52,8 @@ pub struct SparkEngine {
     /// Merge mode: the whole new rows of the dates the batch touches (view
     /// [`write::MERGED`]), cached from the census to the stage.
     merged: Option<DataFrame>,
-    /// A way of ranking forced on every census ([`SparkEngine::rank_top_keys`]).
-    top_keys: Option<winners::TopKeys>,
+    /// How every census ranks ([`SparkEngine::rank`], [`SparkEngine::remember_events`]).
+    tuning: census::Tuning,
 }
 
 impl SparkEngine {
@@ -76,14 +77,21 @@ impl SparkEngine {
             session: Session::connect(remote)?,
             winners: None,
             merged: None,
-            top_keys: None,
+            tuning: census::Tuning::default(),
         })
     }
 
-    /// Ranks every census of a file free of conflicts the one way `how`, not the way its
-    /// lines a key choose: the parity tests prove both ways on every fixture.
-    pub fn rank_top_keys(&mut self, how: winners::TopKeys) {
-        self.top_keys = Some(how);
+    /// Ranks every census the one way `how` where the file allows it (the exact way
+    /// wherever the first occurrences are not known), not the way its events a key
+    /// choose: the parity tests prove every way on every fixture.
+    pub fn rank(&mut self, how: winners::Ranking) {
+        self.tuning.ranking = Some(how);
+    }
+
+    /// Has the driver remember at least the last `events` events, not
+    /// [`recent::GENERATION`]: tests make retries come later than that.
+    pub fn remember_events(&mut self, events: usize) {
+        self.tuning.remembered = events;
     }
 
     /// Sets a session setting (tests make splits small with it).
@@ -168,7 +176,7 @@ impl Engine for SparkEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
-        let (mut census, winners) = census::read(&self.session, config, input, self.top_keys, progress)?;
+        let (mut census, winners) = census::read(&self.session, config, input, self.tuning, progress)?;
         if let (WriteMode::Merge, Some(ranked)) = (config.write_mode, &winners) {
             let source = published::Published::of(config, dataset)?;
             self.merge(config, source, &ranked.winners, &mut census)?;

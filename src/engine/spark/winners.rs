@@ -1,12 +1,12 @@
 //! §3 and §4 in Spark SQL: the view [`KEYS`], one row per key that has an accepted line,
 //! and over it the view [`WINNERS`], one row per key, the rank-1 event of each among the
 //! first occurrences (retries collapse onto them; conflicting lines are never first).
-//! Two queries make [`KEYS`]:
+//! A [`Ranking`] chooses the query that makes [`KEYS`]:
 //!
-//! - [`top_keys_query`], for a file the driver found free of conflicts: straight over the
-//!   handoff, one shuffle (of every line, or of each task's top lines when keys have
-//!   many);
-//! - [`keys_query`], for a file with conflicts: over [`EVENTS`](super::events::EVENTS)
+//! - [`top_keys_query`], for a file the driver found free of conflicts and whose every
+//!   retry it marked: straight over the handoff's first occurrences, one shuffle (of
+//!   every event, or of each task's top events when keys have many);
+//! - [`keys_query`], for any other file: over [`EVENTS`](super::events::EVENTS)
 //!   in one window by key. Every event, first occurrence or not, goes through the key's
 //!   window, so the same shuffle carries §2's counts to the driver: each key's row also
 //!   holds how many of the key's lines were parsed, were retries and were conflicts, and
@@ -25,11 +25,11 @@
 //! `__parsed`, `__retries` and `__conflicts`.
 
 use super::events::{EVENTS, ident, instant, published_fields};
-use super::handoff::instant_columns;
+use super::handoff::{SEEN, instant_columns};
 use crate::contract::Schema;
 use crate::plan::rank::RankBy;
 
-// Both queries rank by every criterion but the line, then by the line: it must be last.
+// Every query ranks by every criterion but the line, then by the line: it must be last.
 const _: () = assert!(matches!(RankBy::ORDER[RankBy::ORDER.len() - 1], RankBy::Line));
 
 /// The view of every key's rank-1 line and its lines' §2 counts; the one that is cached.
@@ -93,25 +93,37 @@ fn utc_date(secs: &str) -> String {
     format!("date_from_unix_date(CAST(({secs} - pmod({secs}, 86400)) div 86400 AS INT))")
 }
 
-/// Lines a key from which [`TopKeys::Limited`] is chosen: on the 2M-line file (3.4 lines
-/// a key) and at 7.4 lines a key the one sort of every line was 0.3–1 s faster; at 20
-/// and 100 the limit was 0.4 and 0.8 s faster (docs/performance.md).
-pub const LIMIT_FROM_LINES_PER_KEY: f64 = 12.0;
+/// Events a key from which [`TopKeys::Limited`] is chosen: at 2.9 events a key (the
+/// 2M-line file) the one sort was about 0.1 s faster; at 6.3, 17 and 85 the limit was
+/// 0.2, 0.4 and 0.7 s faster (docs/performance.md).
+pub const LIMIT_FROM_EVENTS_PER_KEY: f64 = 4.0;
 
-/// The two ways [`top_keys_query`] ranks, the same rows either way.
+/// The ways Spark ranks a file's keys, the same rows every way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// Over the first occurrences alone ([`top_keys_query`]): a file free of conflicts
+    /// whose every retry the driver marked.
+    Top(TopKeys),
+    /// §2 too, over every accepted line ([`keys_query`]): a file with conflicts, or one
+    /// with a retry the driver no longer remembered the event of.
+    Exact,
+}
+
+/// The two ways [`top_keys_query`] ranks first occurrences.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TopKeys {
-    /// Every line crosses the shuffle and is sorted once ([`sorted_query`]): few lines a key.
+    /// Every event crosses the shuffle and is sorted once ([`sorted_query`]): few events
+    /// a key.
     Sorted,
-    /// Each task keeps only its keys' top lines before the shuffle, at the price of a sort
-    /// on each side of it ([`limited_query`]): many lines a key.
+    /// Each task keeps only its keys' top events before the shuffle, at the price of a
+    /// sort on each side of it ([`limited_query`]): many events a key.
     Limited,
 }
 
 impl TopKeys {
-    /// The faster way for a file of `lines_per_key` accepted lines a key (about: a sketch's).
-    pub fn for_lines_per_key(lines_per_key: f64) -> TopKeys {
-        if lines_per_key >= LIMIT_FROM_LINES_PER_KEY {
+    /// The faster way for a file of `events_per_key` events a key (about: a sketch's).
+    pub fn for_events_per_key(events_per_key: f64) -> TopKeys {
+        if events_per_key >= LIMIT_FROM_EVENTS_PER_KEY {
             TopKeys::Limited
         } else {
             TopKeys::Sorted
@@ -120,79 +132,70 @@ impl TopKeys {
 }
 
 /// The query of [`KEYS`] for a file whose lines the driver's
-/// [`Ledger`](super::ledger::Ledger) found free of conflicts, straight over the handoff
-/// `parsed` (columns in [`super::handoff`]), with one shuffle and no §2 window: a retry
-/// has its first occurrence's values (its fingerprint, its key, its place in §3's order),
-/// and only the key's top events matter.
+/// [`Ledger`](super::ledger::Ledger) found free of conflicts and whose every retry it
+/// marked `seen`, straight over the handoff `parsed` (columns in [`super::handoff`]):
+/// the unmarked lines are the first occurrences, one line an event, with one shuffle and
+/// no §2 window.
 ///
 /// Every key has a winner: `__winner` is true.
 pub fn top_keys_query(schema: &Schema, parsed: &str, how: TopKeys) -> String {
+    let firsts = format!("SELECT * FROM {parsed} WHERE NOT {SEEN}");
     match how {
-        TopKeys::Sorted => sorted_query(schema, parsed),
-        TopKeys::Limited => limited_query(schema, parsed),
+        TopKeys::Sorted => sorted_query(schema, &firsts),
+        TopKeys::Limited => limited_query(schema, &firsts),
     }
 }
 
-/// [`TopKeys::Sorted`]: each key's lines sorted once.
-///
-/// 1. each key's lines are sorted by §3's order but the line, then by fingerprint and
-///    line: the top standing comes first, and in it each event's lines together, its
-///    first line first;
-/// 2. a line is in the top standing when it equals the key's first line on every
-///    criterion, and is its event's first line there when the line before it has
-///    another fingerprint (or there is none);
-/// 3. of those first lines the latest is the winner, and the key is tied by arrival when
-///    there are two or more (two events share the top standing).
-fn sorted_query(schema: &Schema, parsed: &str) -> String {
+/// [`TopKeys::Sorted`]: each key's events sorted once by §3's order, line included, so
+/// the first is the winner, and the key is tied by arrival when the second equals it on
+/// every criterion but the line.
+fn sorted_query(schema: &Schema, firsts: &str) -> String {
     let key = format!("f{}", schema.key);
-    let columns = |by| handed_criterion(schema, by);
-    let standing: Vec<String> = RankBy::ORDER.into_iter().flat_map(columns).collect();
-    let mut order = rank_order(columns);
-    order.extend(["fp".to_owned(), "line".to_owned()]);
-    // Each criterion's column, numbered: its top value is `__best{i}`.
-    let each = |term: fn(usize, &str) -> String| -> String {
-        standing.iter().enumerate().map(|(i, column)| term(i, column)).collect()
+    let columns = |by| match by {
+        RankBy::Line => vec!["line".to_owned()],
+        by => handed_criterion(schema, by),
     };
-    let sorted = format!(
-        "SELECT *, {}lag(fp) OVER __w AS __previous FROM {parsed} \
-         WINDOW __w AS (PARTITION BY {key} ORDER BY {})",
-        each(|i, column| format!("first_value({column}) OVER __w AS __best{i}, ")),
-        order.join(", ")
+    let compared: Vec<String> = RankBy::ORDER
+        .into_iter()
+        .flat_map(|by| handed_criterion(schema, by))
+        .enumerate()
+        .map(|(i, column)| format!("'c{i}', {column}"))
+        .collect();
+    // Compared null-safe: a tiebreak may be absent, and an absent one ties with an
+    // absent one.
+    let standing = format!("named_struct({})", compared.join(", "));
+    let ranked = format!(
+        "SELECT *, row_number() OVER __w AS __rank, lead({standing}) OVER __w AS __next \
+         FROM ({firsts}) WINDOW __w AS (PARTITION BY {key} ORDER BY {})",
+        rank_order(columns).join(", ")
     );
-    // Null-safe: a tiebreak may be absent, and an absent one ties with an absent one.
-    let firsts = format!(
-        "SELECT * FROM ({sorted}) WHERE {}(__previous IS NULL OR __previous <> fp)",
-        each(|i, column| format!("{column} <=> __best{i} AND "))
-    );
-    let keyed = format!(
-        "SELECT *, max(line) OVER __k AS __latest, count(*) OVER __k AS __events \
-         FROM ({firsts}) WINDOW __k AS (PARTITION BY {key})"
-    );
-    handed_winners(schema, &keyed, "__events > 1")
+    handed_winners(
+        schema,
+        &ranked,
+        "__rank = 1",
+        &format!("__next IS NOT NULL AND __next <=> {standing}"),
+    )
 }
 
 /// [`TopKeys::Limited`]:
 ///
-/// 1. `rank() = 1` by §3's order but the line keeps every line of each key's top
-///    standing (Spark keeps only those of each task before the shuffle,
-///    `WindowGroupLimit`);
-/// 2. an event's first line is the least of its fingerprint's lines there;
-/// 3. the winner is the top standing's event of the latest first line, and the key is
-///    tied by arrival when the top standing has two events (two first lines).
-fn limited_query(schema: &Schema, parsed: &str) -> String {
+/// 1. `rank() = 1` by §3's order but the line keeps each key's top standing (Spark
+///    keeps only those of each task before the shuffle, `WindowGroupLimit`);
+/// 2. the winner is its latest line, and the key is tied by arrival when the top
+///    standing has two events.
+fn limited_query(schema: &Schema, firsts: &str) -> String {
     let key = format!("f{}", schema.key);
     let standing = rank_order(|by| handed_criterion(schema, by));
     let top = format!(
         "SELECT * FROM (SELECT *, rank() OVER (PARTITION BY {key} ORDER BY {}) AS __top \
-         FROM {parsed}) WHERE __top = 1",
+         FROM ({firsts})) WHERE __top = 1",
         standing.join(", ")
     );
-    let first = format!("SELECT *, min(line) OVER (PARTITION BY {key}, fp) AS __first FROM ({top})");
     let keyed = format!(
-        "SELECT *, max(__first) OVER __k AS __latest, min(__first) OVER __k AS __earliest \
-         FROM ({first}) WINDOW __k AS (PARTITION BY {key})"
+        "SELECT *, max(line) OVER __k AS __latest, count(*) OVER __k AS __events \
+         FROM ({top}) WINDOW __k AS (PARTITION BY {key})"
     );
-    handed_winners(schema, &keyed, "__earliest <> __latest")
+    handed_winners(schema, &keyed, "line = __latest", "__events > 1")
 }
 
 /// The handoff's columns of §3 criterion `by`; none for the line, which each query
@@ -208,16 +211,16 @@ fn handed_criterion(schema: &Schema, by: RankBy) -> Vec<String> {
     }
 }
 
-/// [`KEYS`]' columns from `keyed`, handed-over lines with `__latest`, the winning line of
-/// each key: its row where `line` is it, `tied` as `__tied`.
-fn handed_winners(schema: &Schema, keyed: &str, tied: &str) -> String {
+/// [`KEYS`]' columns from `ranked`, handed-over lines: the rows where `winner` holds,
+/// `tied` as `__tied`.
+fn handed_winners(schema: &Schema, ranked: &str, winner: &str, tied: &str) -> String {
     let (order_s, order_n) = instant_columns(schema.order_by);
     let (date_s, _) = instant_columns(schema.date_of);
     let published = published_fields(schema, |i| format!("f{i}"), instant_columns);
     format!(
         "SELECT {}, {} AS event_date, line AS __line, {order_s} AS __order_secs, \
          {order_n} AS __order_nanos, {tied} AS __tied, true AS __winner \
-         FROM ({keyed}) WHERE line = __latest",
+         FROM ({ranked}) WHERE {winner}",
         published.join(", "),
         utc_date(&date_s),
     )
@@ -249,10 +252,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn many_lines_a_key_limit_before_the_shuffle_few_sort_once() {
-        assert_eq!(TopKeys::for_lines_per_key(1.0), TopKeys::Sorted);
-        assert_eq!(TopKeys::for_lines_per_key(3.4), TopKeys::Sorted);
-        assert_eq!(TopKeys::for_lines_per_key(LIMIT_FROM_LINES_PER_KEY), TopKeys::Limited);
-        assert_eq!(TopKeys::for_lines_per_key(100.0), TopKeys::Limited);
+    fn many_events_a_key_limit_before_the_shuffle_few_sort_once() {
+        assert_eq!(TopKeys::for_events_per_key(1.0), TopKeys::Sorted);
+        assert_eq!(TopKeys::for_events_per_key(2.9), TopKeys::Sorted);
+        assert_eq!(TopKeys::for_events_per_key(LIMIT_FROM_EVENTS_PER_KEY), TopKeys::Limited);
+        assert_eq!(TopKeys::for_events_per_key(85.0), TopKeys::Limited);
     }
 }
