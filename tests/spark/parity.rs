@@ -206,8 +206,8 @@ fn tiebreaks_ties_by_arrival_and_retries() {
     );
 }
 
-/// Spark ranks a clean file over each key's top lines, retries among them: an event's
-/// place among ties is its first line, never a later retry's.
+/// Spark ranks a clean file over its first occurrences, each retry marked by the
+/// driver: an event's place among ties is its first line, never a later retry's.
 #[test]
 fn a_retry_never_moves_its_event_among_ties_by_arrival() {
     both_engines_agree(

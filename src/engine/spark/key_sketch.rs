@@ -1,6 +1,6 @@
 //! [`KeySketch`]: about how many distinct keys an input has, in 4 KiB whatever its size
 //! (HyperLogLog over the 64-bit key hash the local engine files keys under). The Spark
-//! engine picks its ranking query by the lines a key has on average
+//! engine picks its ranking query by the events a key has on average
 //! ([`winners::top_keys_query`](super::winners::top_keys_query)); an estimate a few percent
 //! off picks the same query, and either query is exact.
 //!
