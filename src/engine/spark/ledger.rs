@@ -2,8 +2,8 @@
 //! event (the hash of its `event_id`, as the local engine knows an event) and the
 //! fingerprint of its typed values, which tells whether the file has a conflict and, when
 //! it has none, how many lines were retries. Spark then ranks without a shuffle by event
-//! id: a retry carries its event's values, so it meets its first occurrence in the key's
-//! shuffle anyway.
+//! id: when the driver's [`RecentEvents`](super::recent::RecentEvents) marked that many
+//! lines, they are the retries, and Spark leaves them out.
 //!
 //! Entries are held up to [`HELD`] (48 MiB), then sorted and written as a run to a
 //! temporary file in the state root; the runs are merged at the end. A file of a billion
