@@ -48,16 +48,9 @@ pub fn keys_query(schema: &Schema) -> String {
         RankBy::Tiebreak => tiebreak.iter().cloned().collect(),
         RankBy::Line => vec!["__line".to_owned()],
     };
-    // What §3 compares before the line (a tie on it is a tie by arrival), and whether the
-    // line is a first occurrence, the only lines §3 ranks.
-    let compared: Vec<String> = RankBy::ORDER
-        .into_iter()
-        .filter(|&by| by != RankBy::Line)
-        .flat_map(columns)
-        .enumerate()
-        .map(|(i, column)| format!(", 'c{i}', {column}"))
-        .collect();
-    let standing = |first: &str| format!("named_struct('f', {first}{})", compared.concat());
+    // The standing, and whether the line is a first occurrence, the only lines §3 ranks.
+    let compared = standing_fields(columns).join(", ");
+    let standing = |first: &str| format!("named_struct('f', {first}, {compared})");
     let fields: Vec<String> = schema.fields.iter().map(|f| ident(&f.name)).collect();
     // First occurrences sort before every other line of their key, so rank 1 is the
     // winner and rank 2 its runner-up whenever the key has two. One order for both
@@ -155,15 +148,9 @@ fn sorted_query(schema: &Schema, firsts: &str) -> String {
         RankBy::Line => vec!["line".to_owned()],
         by => handed_criterion(schema, by),
     };
-    let compared: Vec<String> = RankBy::ORDER
-        .into_iter()
-        .flat_map(|by| handed_criterion(schema, by))
-        .enumerate()
-        .map(|(i, column)| format!("'c{i}', {column}"))
-        .collect();
     // Compared null-safe: a tiebreak may be absent, and an absent one ties with an
     // absent one.
-    let standing = format!("named_struct({})", compared.join(", "));
+    let standing = format!("named_struct({})", standing_fields(columns).join(", "));
     let ranked = format!(
         "SELECT *, row_number() OVER __w AS __rank, lead({standing}) OVER __w AS __next \
          FROM ({firsts}) WINDOW __w AS (PARTITION BY {key} ORDER BY {})",
@@ -234,6 +221,19 @@ pub fn rank_order(columns: impl Fn(RankBy) -> Vec<String>) -> Vec<String> {
         .into_iter()
         .flat_map(columns)
         .map(|column| format!("{column} DESC NULLS LAST"))
+        .collect()
+}
+
+/// A key's standing, what §3 compares before the line (a tie on it is a tie by
+/// arrival), as `named_struct` arguments: `'c0', column, 'c1', column, …` of each
+/// criterion but the line, as `columns` holds it.
+fn standing_fields(columns: impl Fn(RankBy) -> Vec<String>) -> Vec<String> {
+    RankBy::ORDER
+        .into_iter()
+        .filter(|&by| by != RankBy::Line)
+        .flat_map(columns)
+        .enumerate()
+        .map(|(i, column)| format!("'c{i}', {column}"))
         .collect()
 }
 
