@@ -77,8 +77,11 @@ pub enum Command {
     },
     /// The published dates, their owners and rows.
     Status,
-    /// The run log, newest last.
+    /// The run log, newest last; with RUN_ID, only that landing (a prefix is enough).
     History {
+        /// A run id from an alert, a lineage event or a file's metadata.
+        #[arg(value_name = "RUN_ID")]
+        run_id: Option<String>,
         /// Show only the last N runs.
         #[arg(long)]
         limit: Option<usize>,
@@ -199,7 +202,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             run::run(&config, input.as_deref(), allow_shrink, cli.json)
         }
         Command::Status => status::status(&config()?, cli.json),
-        Command::History { limit } => history::history(&config()?, limit, cli.json),
+        Command::History { run_id, limit } => {
+            history::history(&config()?, run_id.as_deref(), limit, cli.json)
+        }
         Command::Quarantine { hash } => {
             quarantine::quarantine(&config()?, hash.as_deref(), cli.json)
         }

@@ -378,6 +378,7 @@ fn history_of_a_set_and_of_a_refusal_before_the_row_work() {
         engine_settings: Default::default(),
         table_version: None,
         parts: Vec::new(),
+        run_id: String::new(),
     };
     runlog::append(&config, &refused).expect("the run log");
     steps(
@@ -451,6 +452,7 @@ fn a_plan_refused_before_the_row_work() {
         findings: ranked.findings.clone(),
         spilled: None,
         parts: Vec::new(),
+        run_id: String::new(),
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
     c.step(Msg::Resize(140, 45));

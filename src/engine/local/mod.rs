@@ -224,7 +224,13 @@ impl Engine for LocalEngine {
             let folder = state::partition_dir(staging, date);
             atomic::create_dir_all(&folder)?;
             let written =
-                parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
+                parquet::write_partition(
+                &folder,
+                &config.schema,
+                rows,
+                config.files_per_date,
+                &plan.run_id,
+            )?;
             staged.files.insert(date, written.len() as u64);
             atomic::sync_dir(&folder)?;
         }
