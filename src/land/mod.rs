@@ -119,8 +119,7 @@ pub fn run(
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
-    let (mut plan, manifest, root) =
-        plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
     plan.run_id = new_run_id();
     let now = timestamp_now();
     let (status, publication) = match plan.action {

@@ -223,8 +223,7 @@ impl Engine for LocalEngine {
             progress(Progress::Staging { date });
             let folder = state::partition_dir(staging, date);
             atomic::create_dir_all(&folder)?;
-            let written =
-                parquet::write_partition(
+            let written = parquet::write_partition(
                 &folder,
                 &config.schema,
                 rows,

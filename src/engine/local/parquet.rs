@@ -127,7 +127,8 @@ pub const RUN_ID_KEY: &str = "wharf.run_id";
 /// Snappy, chunk statistics, and dictionary encoding only where values repeat
 /// ([`Schema::dictionary_encoded`]).
 fn writer_properties(schema: &Schema, run_id: &str) -> WriterProperties {
-    let run = (!run_id.is_empty()).then(|| vec![KeyValue::new(RUN_ID_KEY.to_owned(), run_id.to_owned())]);
+    let run =
+        (!run_id.is_empty()).then(|| vec![KeyValue::new(RUN_ID_KEY.to_owned(), run_id.to_owned())]);
     let mut builder = WriterProperties::builder()
         .set_key_value_metadata(run)
         .set_compression(Compression::SNAPPY)
