@@ -230,12 +230,12 @@ impl Metrics {
         self.busy_seconds.get_or_create(&self.me()).set(seconds);
     }
 
-    /// The OpenMetrics text a scrape gets.
+    /// The Prometheus text (format 0.0.4) a scrape and the textfile collector get.
     pub fn encode(&self) -> String {
         let mut text = String::new();
         // Writing into a String does not fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
-        text
+        prometheus_text(&text)
     }
 
     /// Counters and the last publish time of the file a previous run wrote at `path`
@@ -272,15 +272,17 @@ impl Metrics {
     /// Writes the metrics for node_exporter's textfile collector, atomically (a
     /// collector never reads half a file): temp file, fsync, rename.
     pub fn write_textfile(&self, path: &Path) -> Result<()> {
-        let text = textfile_format(&self.encode());
-        atomic::write_atomic(path, text.as_bytes(), 0o644)
+        let text = self.encode();
+        // A bare file name's folder is the working directory, which is fsynced by name.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        atomic::write_atomic(&path, text.as_bytes(), 0o644)
     }
 }
 
-/// OpenMetrics text as the Prometheus text format (0.0.4) the textfile collector and
-/// `promtool check metrics` parse: a counter's family takes its sample's `_total` name,
+/// `prometheus-client`'s OpenMetrics text as the Prometheus text format (0.0.4) that
+/// every scraper, the textfile collector and `promtool check metrics` parse: a counter's family takes its sample's `_total` name,
 /// and the `# EOF` and `# UNIT` lines go.
-pub fn textfile_format(open_metrics: &str) -> String {
+pub fn prometheus_text(open_metrics: &str) -> String {
     let mut counters = Vec::new();
     for line in open_metrics.lines() {
         if let Some(name) = line
@@ -349,7 +351,7 @@ mod tests {
         let second = Metrics::new("orders");
         second.carry_over(&path);
         second.landed("refused", 0.5);
-        let text = textfile_format(&second.encode());
+        let text = second.encode();
         assert!(
             text.contains("# TYPE wharf_landings_total counter"),
             "{text}"

@@ -11,7 +11,7 @@ use super::metrics::Metrics;
 use crate::error::{Error, Result};
 
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
-const OPEN_METRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Binds `addr` and answers scrapes from a background thread; returns the bound address
 /// (port 0 picks one).
@@ -49,7 +49,7 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("");
     let (status, kind, body) = match (method, path) {
-        ("GET", "/metrics") => ("200 OK", OPEN_METRICS, metrics.encode()),
+        ("GET", "/metrics") => ("200 OK", PROMETHEUS_TEXT, metrics.encode()),
         ("GET", _) => (
             "404 Not Found",
             "text/plain",
