@@ -21,7 +21,7 @@ use crate::kit::{Product, event};
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A child process killed (by its pid) and reaped when dropped.
-struct Server(Child);
+pub struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
