@@ -52,6 +52,8 @@ fn snap_at(console: &mut Console, name: &str, sizes: [(u16, u16); 2]) {
         if clock {
             filters.push((r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"));
             filters.push((r"\d{8}T\d{6}\.\d{6}Z", "YYYYMMDDThhmmss.ffffffZ"));
+            // A landing's run id is random; a narrow screen may cut it short.
+            filters.push((r"run [0-9a-f]{1,8}(-[0-9a-f-]*)?…?", "run RUN-ID"));
         }
         insta::with_settings!({
             filters => filters,

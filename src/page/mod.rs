@@ -6,6 +6,7 @@
 
 pub mod alert;
 pub mod deliver;
+pub mod freshness;
 pub mod lineage;
 pub mod metrics;
 pub mod serve;
@@ -20,17 +21,16 @@ use serde_json::Value as Json;
 
 use crate::config::{Config, LineageTarget};
 use crate::error::Error;
-use crate::land::{self, RunOutcome, RunStatus, quarantine, runlog};
+use crate::land::{self, RunOutcome, RunStatus, quarantine};
 use alert::Event;
 use deliver::{Courier, Target};
+use freshness::last_publish;
 use metrics::Metrics;
 
 /// How often a watching pager looks at freshness and busy spells.
 const TICK: Duration = Duration::from_millis(500);
 /// How often it lists the inbox for the inputs waiting.
 const WAITING_EVERY: Duration = Duration::from_secs(5);
-/// Run log records looked back through for the last publish at start.
-const LOOK_BACK: usize = 10_000;
 
 /// One product's paging: its metrics, hooks, lineage and freshness.
 pub struct Pager {
@@ -327,13 +327,4 @@ fn unix_now() -> f64 {
 fn started_at(duration_ms: u64) -> String {
     let start = chrono::Utc::now() - chrono::Duration::milliseconds(duration_ms as i64);
     start.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
-
-/// The newest published run among the log's last [`LOOK_BACK`]: its time as logged and
-/// as Unix seconds.
-fn last_publish(config: &Config) -> Option<(String, f64)> {
-    let records = runlog::newest(config, LOOK_BACK).ok()?;
-    let record = records.into_iter().find(|r| r.action == "published")?;
-    let at = chrono::DateTime::parse_from_rfc3339(&record.time).ok()?;
-    Some((record.time, at.timestamp_micros() as f64 / 1e6))
 }
