@@ -87,23 +87,31 @@ impl Drop for Courier {
 fn deliver_all(parcels: Receiver<Parcel>, timeout: Duration) {
     let mut http: Option<Http> = None;
     for parcel in parcels {
-        let result = match &parcel.target {
-            Target::Command(argv) => run_command(argv, &parcel.body, timeout),
-            Target::Append(path) => append(path, &parcel.body),
-            Target::Post(url) => {
-                let client = match &mut http {
-                    Some(client) => Ok(client),
-                    None => Http::new(timeout).map(|c| http.insert(c)),
-                };
-                client.and_then(|c| c.post(url, &parcel.body))
-            }
-        };
+        // A delivery that panics is one failed delivery, not the end of paging.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            deliver(&parcel, &mut http, timeout)
+        }))
+        .unwrap_or_else(|_| Err("it panicked".to_owned()));
         if let Err(why) = result {
             eprintln!(
                 "wharf: {} to {}: {why}; the landing is unaffected",
                 parcel.label,
                 describe(&parcel.target)
             );
+        }
+    }
+}
+
+fn deliver(parcel: &Parcel, http: &mut Option<Http>, timeout: Duration) -> Result<(), String> {
+    match &parcel.target {
+        Target::Command(argv) => run_command(argv, &parcel.body, timeout),
+        Target::Append(path) => append(path, &parcel.body),
+        Target::Post(url) => {
+            let client = match http {
+                Some(client) => client,
+                None => http.insert(Http::new(timeout)?),
+            };
+            client.post(url, &parcel.body)
         }
     }
 }
@@ -198,14 +206,17 @@ impl Http {
             .client
             .post(url)
             .header("content-type", "application/json")
-            .body(body.to_vec())
-            .send();
-        let response = self.runtime.block_on(request).map_err(|e| {
-            format!(
-                "the request failed ({})",
-                inert(&e.without_url().to_string())
-            )
-        })?;
+            .body(body.to_vec());
+        // Sent from inside the runtime: the client's timeout needs its timer.
+        let response = self
+            .runtime
+            .block_on(async { request.send().await })
+            .map_err(|e| {
+                format!(
+                    "the request failed ({})",
+                    inert(&e.without_url().to_string())
+                )
+            })?;
         match response.status() {
             s if s.is_success() => Ok(()),
             s => Err(format!("the server answered {s}")),

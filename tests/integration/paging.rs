@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::kit::{Product, event};
-use crate::prometheus::{get, watch_with_metrics};
+use crate::prometheus::{get, receiver, watch_with_metrics};
 
 /// A row value no output may carry.
 const SECRET: &str = "hunter2-SECRET-7f3a";
@@ -258,6 +258,29 @@ fn busy_stale_and_fresh_alerts_come_from_the_watch() {
     let stale_at = got.iter().position(|a| a["event"] == "stale").unwrap();
     assert!(stale_at < fresh, "{seen:?}");
     assert_eq!(product.dates(), ["2024-03-01"]);
+}
+
+#[test]
+fn a_webhook_and_an_http_lineage_endpoint_get_the_same_documents() {
+    let (port, posted) = receiver();
+    let product = Product::with_settings(&format!(
+        "lineage = \"http://127.0.0.1:{port}/api/v1/lineage\"\n\
+         [alerts]\nwebhook = \"http://127.0.0.1:{port}/hook\"\ntimeout = \"5s\""
+    ));
+    let refused = input(&product, "leaky.jsonl", &leaky());
+    let ran = product.run_json(&refused);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    let run_id = ran.json()["run_id"].clone();
+    let got: Vec<Value> = (0..3)
+        .map(|_| posted.recv_timeout(Duration::from_secs(30)).unwrap())
+        .collect();
+    let alert = got.iter().find(|d| d.get("event").is_some()).unwrap();
+    assert_eq!(alert["event"], "refused");
+    assert_eq!(alert["input"], "leaky.jsonl");
+    assert_eq!(alert["run_id"], run_id);
+    let kinds: Vec<&str> = got.iter().filter_map(|d| d["eventType"].as_str()).collect();
+    assert_eq!(kinds, ["START", "FAIL"]);
+    assert!(got.iter().all(|d| !d.to_string().contains(SECRET)));
 }
 
 #[test]

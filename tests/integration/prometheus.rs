@@ -51,7 +51,7 @@ fn repo() -> PathBuf {
 }
 
 /// A webhook receiver: every POSTed body, parsed, on the returned channel.
-fn receiver() -> (u16, Receiver<Value>) {
+pub fn receiver() -> (u16, Receiver<Value>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = channel();
