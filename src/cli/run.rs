@@ -27,8 +27,8 @@ pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool
         pager.metrics().carry_over(path);
     }
     let worst = land_all(config, input, flags.allow_shrink, json, &pager);
-    pager.check_freshness();
     if let Some(path) = &flags.metrics_file {
+        pager.settle();
         pager.metrics().write_textfile(path)?;
     }
     pager.finish();

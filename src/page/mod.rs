@@ -147,9 +147,11 @@ impl Pager {
         }
     }
 
-    /// For a one-shot run: the freshness gauge as of now.
-    pub fn check_freshness(&self) {
+    /// For a one-shot run's metrics file: the freshness gauge and the inputs waiting, as
+    /// of now.
+    pub fn settle(&self) {
         self.shared.freshness(false);
+        self.shared.waiting();
     }
 }
 
@@ -187,7 +189,6 @@ impl Shared {
             lineage::of_outcome(&self.config, outcome, &started, &now),
             &plan.run_id,
         );
-        self.waiting();
     }
 
     fn published(&self, now: &str, unix: f64) {

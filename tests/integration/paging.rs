@@ -445,3 +445,22 @@ fn metric(file: &Path, series: &str) -> f64 {
         .parse()
         .unwrap()
 }
+
+#[test]
+fn status_says_when_a_product_is_stale() {
+    let product = Product::with_settings("max_silence = \"1s\"");
+    let fresh = product.wharf(&["status", "--json"]).json();
+    assert_eq!(fresh["freshness"]["breach"], false, "{fresh}");
+    assert_eq!(fresh["freshness"]["last_publish"], Value::Null);
+    product.land(&input(&product, "a.jsonl", &[good("e1", 1)]));
+    let now = product.wharf(&["status", "--json"]).json();
+    assert_eq!(now["freshness"]["breach"], false, "{now}");
+    std::thread::sleep(Duration::from_millis(2100));
+    let later = product.wharf(&["status", "--json"]).json();
+    assert_eq!(later["freshness"]["breach"], true, "{later}");
+    assert_eq!(later["freshness"]["max_silence_seconds"], 1);
+    assert!(later["freshness"]["age_seconds"].as_u64().unwrap() >= 2);
+    let text = product.wharf(&["status"]).stdout;
+    assert!(text.contains("freshness: STALE: last publish "), "{text}");
+    assert!(text.contains(" ago (max_silence 1s)"), "{text}");
+}
