@@ -30,7 +30,7 @@ fn bench_parquet(c: &mut Criterion) {
     assert_eq!(summary.dates.len(), 1, "every winner is on one UTC date");
     let rows = &summary.winners;
     let folder = tempfile::tempdir().expect("a temp folder for the Parquet file");
-    let written = write_partition(folder.path(), schema, rows, config.files_per_date, "")
+    let written = write_partition(folder.path(), schema, rows, config.files_per_date)
         .expect("the partition is written");
     let size = std::fs::metadata(&written[0]).map(|m| m.len()).unwrap_or(0);
     eprintln!(
@@ -45,7 +45,7 @@ fn bench_parquet(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("write_partition", |b| {
         b.iter(|| {
-            write_partition(folder.path(), schema, rows, config.files_per_date, "")
+            write_partition(folder.path(), schema, rows, config.files_per_date)
                 .expect("the partition is written")
         })
     });

@@ -59,8 +59,7 @@ impl Dataset {
                 let path = entry.path().join(&part);
                 let bytes = fs::read(&path).unwrap();
                 rows.extend(cached_rows(&path, &bytes));
-                data.files
-                    .insert(format!("{name}/{part}"), without_run_id(bytes));
+                data.files.insert(format!("{name}/{part}"), bytes);
             }
             data.rows.insert(date.to_owned(), rows);
         }
@@ -70,43 +69,6 @@ impl Dataset {
     pub fn row_count(&self) -> usize {
         self.rows.values().map(Vec::len).sum()
     }
-}
-
-/// A Parquet file's bytes with the landing's run id in its footer (`wharf.run_id`, a
-/// UUID per landing) blanked: two landings of the same input write the same bytes but
-/// for it. Every other byte is kept.
-pub fn without_run_id(mut bytes: Vec<u8>) -> Vec<u8> {
-    const KEY: &[u8] = b"wharf.run_id";
-    let Some(at) = bytes.windows(KEY.len()).rposition(|w| w == KEY) else {
-        return bytes;
-    };
-    // The value follows the key after a field header and a length: the first 36 bytes
-    // shaped like a UUID within a few bytes.
-    let from = at + KEY.len();
-    let uuid = |w: &[u8]| {
-        w.len() == 36
-            && w.iter().enumerate().all(|(i, b)| match i {
-                8 | 13 | 18 | 23 => *b == b'-',
-                _ => b.is_ascii_hexdigit(),
-            })
-    };
-    let start = (from..from + 8).find(|&s| bytes.get(s..s + 36).is_some_and(uuid));
-    if let Some(start) = start {
-        bytes[start..start + 36].fill(b'0');
-    }
-    bytes
-}
-
-/// A tree of files ([`super::tree`]) with every Parquet file [`without_run_id`].
-pub fn without_run_ids(
-    tree: BTreeMap<std::path::PathBuf, Vec<u8>>,
-) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
-    tree.into_iter()
-        .map(|(path, bytes)| match path.extension() {
-            Some(ext) if ext == "parquet" => (path, without_run_id(bytes)),
-            _ => (path, bytes),
-        })
-        .collect()
 }
 
 /// The rows of a Parquet file whose bytes are `bytes`: files byte-identical to one

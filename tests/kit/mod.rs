@@ -15,9 +15,7 @@ pub mod fixture;
 pub mod product;
 pub mod rng;
 
-pub use dataset::{
-    Dataset, micros, parquet_rows, read_rows, statuses, without_run_id, without_run_ids,
-};
+pub use dataset::{Dataset, micros, parquet_rows, read_rows, statuses};
 pub use events::{Events, event, event_seq, generate, merge_batches, tricky_lines};
 pub use fixture::tree;
 pub use product::{CONFIG, Product, Ran, read_json, schema, text, wharf};

@@ -223,13 +223,8 @@ impl Engine for LocalEngine {
             progress(Progress::Staging { date });
             let folder = state::partition_dir(staging, date);
             atomic::create_dir_all(&folder)?;
-            let written = parquet::write_partition(
-                &folder,
-                &config.schema,
-                rows,
-                config.files_per_date,
-                &plan.run_id,
-            )?;
+            let written =
+                parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
             staged.files.insert(date, written.len() as u64);
             atomic::sync_dir(&folder)?;
         }

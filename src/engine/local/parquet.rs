@@ -18,7 +18,6 @@ use parquet::column::writer::{
 };
 use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesPtr};
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnPath;
@@ -72,17 +71,15 @@ pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
 }
 
 /// Writes `rows` into `folder` as `files` files `part-NNNNN.parquet` split evenly in
-/// order; returns the paths written. Each file is fsynced; the folder is not. A non-empty
-/// `run_id` is written into each file's key-value metadata as `wharf.run_id`.
+/// order; returns the paths written. Each file is fsynced; the folder is not.
 pub fn write_partition(
     folder: &Path,
     schema: &Schema,
     rows: &RowSet,
     files: usize,
-    run_id: &str,
 ) -> Result<Vec<PathBuf>> {
     let parquet_schema = parquet_schema(schema)?;
-    let properties = Arc::new(writer_properties(schema, run_id));
+    let properties = Arc::new(writer_properties(schema));
     let files = files.clamp(1, rows.len().max(1));
     let per_file = rows.len().div_ceil(files).max(1);
     let mut written = Vec::with_capacity(files);
@@ -121,16 +118,10 @@ pub fn write_partition(
     Ok(written)
 }
 
-/// The key-value metadata key that names the landing a file was written by.
-pub const RUN_ID_KEY: &str = "wharf.run_id";
-
 /// Snappy, chunk statistics, and dictionary encoding only where values repeat
 /// ([`Schema::dictionary_encoded`]).
-fn writer_properties(schema: &Schema, run_id: &str) -> WriterProperties {
-    let run =
-        (!run_id.is_empty()).then(|| vec![KeyValue::new(RUN_ID_KEY.to_owned(), run_id.to_owned())]);
+fn writer_properties(schema: &Schema) -> WriterProperties {
     let mut builder = WriterProperties::builder()
-        .set_key_value_metadata(run)
         .set_compression(Compression::SNAPPY)
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_dictionary_enabled(false)
@@ -499,7 +490,7 @@ mod tests {
         let rows = row_set(&records, schema);
         for files in [1, 3] {
             let dir = tempfile::tempdir().unwrap();
-            let written = write_partition(dir.path(), schema, &rows, files, "").unwrap();
+            let written = write_partition(dir.path(), schema, &rows, files).unwrap();
             assert_eq!(written.len(), files);
             assert_eq!(count_rows(dir.path()).unwrap(), 10_001);
             assert_eq!(
@@ -558,7 +549,7 @@ mod tests {
             .collect();
         let rows = row_set(&records, schema);
         let dir = tempfile::tempdir().unwrap();
-        let written = write_partition(dir.path(), schema, &rows, 1, "").unwrap();
+        let written = write_partition(dir.path(), schema, &rows, 1).unwrap();
         let groups = open_reader(&written[0])
             .unwrap()
             .metadata()
@@ -593,7 +584,7 @@ mod tests {
         located.locate(&rows.slice(1..3));
         assert!(!located.walk);
         let dir = tempfile::tempdir().unwrap();
-        write_partition(dir.path(), schema, &rows, 1, "").unwrap();
+        write_partition(dir.path(), schema, &rows, 1).unwrap();
         assert_eq!(read_partition(dir.path(), schema).unwrap(), records);
     }
 }
