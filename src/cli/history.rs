@@ -51,7 +51,7 @@ pub fn history(
                 id => format!("  run {}", inert(id)),
             };
             emit(&format!(
-                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{version}{run}",
+                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{run}{version}",
                 record.time,
                 record.action,
                 record.reason.as_deref().unwrap_or("-"),
