@@ -11,6 +11,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
@@ -37,8 +38,16 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// A free loopback port (the OS picks; freed for the server to take).
+/// A loopback port for a server of these tests: the next of `WHARF_TEST_PORTS=FIRST`
+/// when set (a range a shared machine reserved), else one the OS finds free.
 fn free_port() -> u16 {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    if let Some(first) = std::env::var("WHARF_TEST_PORTS")
+        .ok()
+        .and_then(|v| v.parse::<u16>().ok())
+    {
+        return first + NEXT.fetch_add(1, Ordering::Relaxed);
+    }
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -52,7 +61,7 @@ fn repo() -> PathBuf {
 
 /// A webhook receiver: every POSTed body, parsed, on the returned channel.
 pub fn receiver() -> (u16, Receiver<Value>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let listener = TcpListener::bind(("127.0.0.1", free_port())).unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = channel();
     std::thread::spawn(move || {
@@ -102,10 +111,16 @@ pub fn get(addr: &str, url_path: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Starts `wharf watch --metrics 127.0.0.1:0`; returns it and the address it serves.
+/// Starts `wharf watch --metrics 127.0.0.1:PORT`; returns it and the address it serves.
 pub fn watch_with_metrics(product: &Product) -> (Server, String) {
     let mut child = product
-        .cmd(&["watch", "--rescan", "1", "--metrics", "127.0.0.1:0"])
+        .cmd(&[
+            "watch",
+            "--rescan",
+            "1",
+            "--metrics",
+            &format!("127.0.0.1:{}", free_port()),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
