@@ -9,7 +9,8 @@
 //! shared parts through [`store`] (crash-safe writes, failpoints, the published files, the
 //! state), so neither imports the other's internals. The CLI ([`cli`]), the
 //! operator console ([`console`]) and the unattended loop ([`watch`]) all drive
-//! [`land::run`] with the engine [`engine::open`] gives.
+//! [`land::run`] with the engine [`engine::open`] gives; [`page`] turns what they report
+//! into metrics, alerts and lineage for the on-call.
 
 pub mod config;
 pub mod contract;
@@ -24,6 +25,7 @@ pub mod console;
 pub mod inbox;
 pub mod input;
 pub mod land;
+pub mod page;
 pub mod pipeline;
 pub mod plan;
 pub mod store;

@@ -4,19 +4,25 @@
 use super::emit;
 use super::report::{self, inert};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exit;
 use crate::land::runlog;
 
-pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> {
+pub fn history(
+    config: &Config,
+    run_id: Option<&str>,
+    limit: Option<usize>,
+    json: bool,
+) -> Result<u8> {
     // With a limit only the log's end is read, newest first, then shown oldest first.
-    let records = match limit {
-        Some(n) => {
+    let records = match (run_id, limit) {
+        (Some(id), _) => find_run(config, id)?,
+        (None, Some(n)) => {
             let mut newest = runlog::newest(config, n)?;
             newest.reverse();
             newest
         }
-        None => runlog::read(config)?,
+        (None, None) => runlog::read(config)?,
     };
     if let (Some(url), false) = (&config.table_url, json) {
         // From the log alone, so history reads no storage: the version the last logged
@@ -40,8 +46,12 @@ pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> 
             let version = record
                 .table_version
                 .map_or(String::new(), |v| format!("  table version {v}"));
+            let run = match record.run_id.as_str() {
+                "" => String::new(),
+                id => format!("  run {}", inert(id)),
+            };
             emit(&format!(
-                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{version}",
+                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{run}{version}",
                 record.time,
                 record.action,
                 record.reason.as_deref().unwrap_or("-"),
@@ -56,4 +66,26 @@ pub fn history(config: &Config, limit: Option<usize>, json: bool) -> Result<u8> 
         emit("no runs yet")?;
     }
     Ok(exit::SUCCESS)
+}
+
+/// The landing whose run id is `id` or starts with it; none is a usage error (exit 2)
+/// naming what to do, as a prefix shared by two runs is.
+fn find_run(config: &Config, id: &str) -> Result<Vec<runlog::RunRecord>> {
+    let id = id.trim().to_ascii_lowercase();
+    let found: Vec<_> = runlog::read(config)?
+        .into_iter()
+        .filter(|r| !id.is_empty() && r.run_id.starts_with(&id))
+        .collect();
+    match found.len() {
+        1 => Ok(found),
+        0 => Err(Error::Usage(format!(
+            "no run of {} has run id {}; `wharf history` lists every run with its id",
+            inert(&config.product),
+            inert(&id)
+        ))),
+        n => Err(Error::Usage(format!(
+            "{n} runs have a run id starting {}; give more of it",
+            inert(&id)
+        ))),
+    }
 }

@@ -72,13 +72,20 @@ pub enum Command {
         /// Publish even where a date would lose more than max_shrink of its rows.
         #[arg(long)]
         allow_shrink: bool,
+        /// Write Prometheus metrics to PATH for node_exporter's textfile collector
+        /// (atomically; counters and the last publish carry over from the previous file).
+        #[arg(long, value_name = "PATH")]
+        metrics_file: Option<PathBuf>,
         #[command(flatten)]
         engine: EngineArgs,
     },
     /// The published dates, their owners and rows.
     Status,
-    /// The run log, newest last.
+    /// The run log, newest last; with RUN_ID, only that landing (a prefix is enough).
     History {
+        /// A run id from an alert, a lineage event or a file's metadata.
+        #[arg(value_name = "RUN_ID")]
+        run_id: Option<String>,
         /// Show only the last N runs.
         #[arg(long)]
         limit: Option<usize>,
@@ -106,6 +113,9 @@ pub enum Command {
         #[arg(long, value_name = "SECS", default_value_t = 10,
               value_parser = clap::value_parser!(u64).range(1..))]
         rescan: u64,
+        /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464).
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<String>,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -193,20 +203,34 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run {
             input,
             allow_shrink,
+            metrics_file,
             engine,
         } => {
             let config = engine.apply(config()?)?;
-            run::run(&config, input.as_deref(), allow_shrink, cli.json)
+            let options = run::RunOptions {
+                allow_shrink,
+                metrics_file,
+            };
+            run::run(&config, input.as_deref(), &options, cli.json)
         }
         Command::Status => status::status(&config()?, cli.json),
-        Command::History { limit } => history::history(&config()?, limit, cli.json),
+        Command::History { run_id, limit } => {
+            history::history(&config()?, run_id.as_deref(), limit, cli.json)
+        }
         Command::Quarantine { hash } => {
             quarantine::quarantine(&config()?, hash.as_deref(), cli.json)
         }
         Command::Restore { date, yes } => restore::restore(&config()?, &date, yes, cli.json),
-        Command::Watch { rescan, engine } => {
-            watch::watch(&engine.apply(config()?)?, rescan, cli.json)
-        }
+        Command::Watch {
+            rescan,
+            metrics,
+            engine,
+        } => watch::watch(
+            &engine.apply(config()?)?,
+            rescan,
+            metrics.as_deref(),
+            cli.json,
+        ),
         Command::Console {
             theme,
             configs,

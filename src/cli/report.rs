@@ -69,6 +69,7 @@ pub fn outcome_json(outcome: &RunOutcome) -> Json {
     let mut object = plan_json(&outcome.plan);
     object["action"] = json!(outcome.status.code());
     object["duration_ms"] = json!(outcome.duration_ms);
+    object["run_id"] = json!(outcome.plan.run_id);
     object
 }
 
@@ -237,6 +238,7 @@ mod tests {
             findings: Vec::new(),
             spilled: None,
             parts: Vec::new(),
+            run_id: String::new(),
         }
     }
 

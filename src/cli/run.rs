@@ -1,7 +1,7 @@
 //! `wharf run [INPUT]`: land one input, or every closed inbox input oldest first
 //! (carrying on past a refusal; exit 3 at the end if any was refused).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::plan::input_name;
 use super::progress::Bar;
@@ -12,9 +12,36 @@ use crate::error::Result;
 use crate::exit;
 use crate::inbox;
 use crate::land::{self, RunStatus};
+use crate::page::Pager;
 use crate::plan::DecideOptions;
 
-pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool) -> Result<u8> {
+/// `wharf run`'s flags.
+pub struct RunOptions {
+    pub allow_shrink: bool,
+    pub metrics_file: Option<PathBuf>,
+}
+
+pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool) -> Result<u8> {
+    let pager = Pager::new(config);
+    if let Some(path) = &flags.metrics_file {
+        pager.metrics().carry_over(path);
+    }
+    let worst = land_all(config, input, flags.allow_shrink, json, &pager);
+    if let Some(path) = &flags.metrics_file {
+        pager.settle();
+        pager.metrics().write_textfile(path)?;
+    }
+    pager.finish();
+    worst
+}
+
+fn land_all(
+    config: &Config,
+    input: Option<&Path>,
+    allow_shrink: bool,
+    json: bool,
+    pager: &Pager,
+) -> Result<u8> {
     let options = DecideOptions { allow_shrink };
     let paths = match input {
         Some(path) => vec![path.to_owned()],
@@ -34,6 +61,11 @@ pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool
             bar.update(p)
         });
         bar.clear();
+        match &landed {
+            Ok(outcome) => pager.landed(outcome),
+            Err(e) if e.is_busy() => pager.busy(path),
+            Err(e) => pager.failed(path, e),
+        }
         let code = match landed {
             Ok(outcome) => {
                 if json {

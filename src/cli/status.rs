@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::exit;
 use crate::input::PartDigest;
 use crate::land::root::PublishRoot;
+use crate::page::freshness::{self, Freshness};
 use crate::plan::Owner;
 use crate::store::state;
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             .or_insert_with(|| state::owner_parts(config, owner));
     }
     let parts_of = |o: &Owner| parts.get(&key(o)).filter(|p| !p.is_empty());
+    let fresh = freshness::of(config);
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -58,6 +60,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             "table_format": format,
             "table_version": version.flatten(),
             "dates": dates,
+            "freshness": freshness_json(&fresh),
         });
         emit(&object.to_string())?;
         return Ok(exit::SUCCESS);
@@ -104,7 +107,20 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     for (owner, parts) in sets {
         emit(&parts_text(owner, parts))?;
     }
+    if fresh.max_silence.is_some() || fresh.last_publish.is_some() {
+        let stale = if fresh.breached() { "STALE: " } else { "" };
+        emit(&format!("freshness: {stale}{}", fresh.describe()))?;
+    }
     Ok(exit::SUCCESS)
+}
+
+fn freshness_json(fresh: &Freshness) -> serde_json::Value {
+    serde_json::json!({
+        "last_publish": fresh.last_publish,
+        "age_seconds": fresh.age.map(|a| a.as_secs()),
+        "max_silence_seconds": fresh.max_silence.map(|m| m.as_secs()),
+        "breach": fresh.breached(),
+    })
 }
 
 /// The parts a text status lists of one set; the rest are counted (`--json` has all).

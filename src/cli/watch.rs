@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::land;
+use crate::page::{self, Pager};
 use crate::watch::{Report, Settings, Stopper, Watch};
 
 /// How long a landing that found the product busy waits before trying again: short, as
@@ -22,12 +23,21 @@ use crate::watch::{Report, Settings, Stopper, Watch};
 /// `flock`.
 const BUSY_RETRY: Duration = Duration::from_secs(1);
 
-pub fn watch(config: &Config, rescan_secs: u64, json: bool) -> Result<u8> {
+pub fn watch(config: &Config, rescan_secs: u64, metrics: Option<&str>, json: bool) -> Result<u8> {
     let settings = Settings {
         rescan: Duration::from_secs(rescan_secs),
         busy_retry: BUSY_RETRY,
     };
-    let mut out = |event: Report<'_>| print(event, json);
+    let mut pager = Pager::new(config);
+    if let Some(addr) = metrics {
+        let bound = page::serve::serve(addr, pager.metrics().clone())?;
+        eprintln!("wharf watch: metrics at http://{bound}/metrics");
+    }
+    pager.watch();
+    let mut out = |event: Report<'_>| {
+        page_report(&pager, &event);
+        print(event, json)
+    };
     let mut watch = Watch::start(config, settings, &mut out)?;
     stop_on_signals(watch.stopper())?;
     if !json {
@@ -38,10 +48,22 @@ pub fn watch(config: &Config, rescan_secs: u64, json: bool) -> Result<u8> {
         );
     }
     watch.run(&mut out);
+    drop(watch);
+    pager.finish();
     if !json {
         eprintln!("wharf watch: stopped");
     }
     Ok(exit::SUCCESS)
+}
+
+/// Hands an outcome to the pager: metrics, alerts, lineage.
+fn page_report(pager: &Pager, event: &Report<'_>) {
+    match event {
+        Report::Landed(outcome) => pager.landed(outcome),
+        Report::Busy { path, .. } => pager.busy(path),
+        Report::Failed { path, error } => pager.failed(path, error),
+        Report::Trouble(_) => {}
+    }
 }
 
 /// SIGTERM and SIGINT ask `stopper` to stop; a second one of either ends the process at

@@ -4,6 +4,7 @@
 //! [`engine`] is its `[engine]` section.
 
 pub mod engine;
+pub mod paging;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use crate::contract::{Field, FieldType, Schema, UnknownFields};
 use crate::error::{Error, Result};
 pub use engine::{EngineConfig, EngineKind};
+pub use paging::{Alerts, LineageTarget, Paging};
 
 /// How a publish treats the dates it writes (CONTRACT.md §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +62,8 @@ pub struct Config {
     pub schema: Schema,
     /// Which engine does the row work (`[engine]`).
     pub engine: EngineConfig,
+    /// Freshness, alerts and lineage (`max_silence`, `lineage`, `[alerts]`).
+    pub paging: Paging,
 }
 
 #[derive(Deserialize)]
@@ -94,6 +98,9 @@ struct RawConfig {
     schema: RawSchema,
     #[serde(default)]
     engine: engine::RawEngine,
+    max_silence: Option<String>,
+    lineage: Option<String>,
+    alerts: Option<paging::RawAlerts>,
 }
 
 #[derive(Deserialize)]
@@ -273,6 +280,12 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         }
     };
     let engine = raw.engine.validate()?;
+    let paging = paging::validate(
+        raw.max_silence.as_deref(),
+        raw.lineage.as_deref(),
+        raw.alerts,
+        folder,
+    )?;
     Ok(Config {
         path: folder.to_owned(),
         product,
@@ -294,6 +307,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         set_marker: valid_marker(raw.set_marker)?,
         schema: validate_schema(raw.schema)?,
         engine,
+        paging,
     })
 }
 

@@ -6,7 +6,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use crate::config::Config;
+use crate::page::freshness::span;
 
 /// One config the console was opened with: loaded, or why it did not load.
 #[derive(Clone, Debug)]
@@ -48,6 +51,8 @@ pub struct Summary {
     pub locks: Locks,
     /// Parts of the state that could not be read (the rest still shows).
     pub problems: Vec<String>,
+    /// Seconds since the last publish, when that is longer than `max_silence`.
+    pub stale_secs: Option<u64>,
 }
 
 /// How many of the newest runs are read to count refusals since the last publish.
@@ -116,11 +121,16 @@ pub fn warnings(products: &ProductsState) -> Vec<String> {
                 return Some(format!("{name}: config error"));
             }
             let summary = row.summary.as_ref()?;
-            match (summary.refusals, summary.problems.is_empty()) {
+            let stale = summary
+                .stale_secs
+                .map(|secs| format!("stale {}", span(Duration::from_secs(secs))));
+            let what = match (summary.refusals, summary.problems.is_empty()) {
                 (0, true) => None,
-                (0, false) => Some(format!("{name}: error")),
-                (n, _) => Some(format!("{name}: refused {n}")),
-            }
+                (0, false) => Some("error".to_owned()),
+                (n, _) => Some(format!("refused {n}")),
+            };
+            let said: Vec<String> = what.into_iter().chain(stale).collect();
+            (!said.is_empty()).then(|| format!("{name}: {}", said.join(", ")))
         })
         .collect()
 }
@@ -170,11 +180,17 @@ mod tests {
             problems: vec!["cannot read".into()],
             ..Summary::default()
         };
+        let stale = Summary {
+            refusals: 1,
+            stale_secs: Some(3 * 3600 + 5),
+            ..Summary::default()
+        };
         let state = ProductsState {
             rows: vec![
                 row(Ok(loaded.clone()), Some(Summary::default())),
                 row(Ok(loaded.clone()), Some(refused)),
                 row(Ok(loaded.clone()), Some(problem)),
+                row(Ok(loaded.clone()), Some(stale)),
                 row(Err("bad".into()), None),
                 row(Ok(loaded), None),
             ],
@@ -183,7 +199,12 @@ mod tests {
         };
         assert_eq!(
             warnings(&state),
-            ["(none): refused 2", "(none): error", "b.toml: config error"]
+            [
+                "(none): refused 2",
+                "(none): error",
+                "(none): refused 1, stale 3h 5s",
+                "b.toml: config error"
+            ]
         );
     }
 }

@@ -52,6 +52,8 @@ fn snap_at(console: &mut Console, name: &str, sizes: [(u16, u16); 2]) {
         if clock {
             filters.push((r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"));
             filters.push((r"\d{8}T\d{6}\.\d{6}Z", "YYYYMMDDThhmmss.ffffffZ"));
+            // A landing's run id is random; a narrow screen may cut it short.
+            filters.push((r"run [0-9a-f]{1,8}(-[0-9a-f-]*)?…?", "run RUN-ID"));
         }
         insta::with_settings!({
             filters => filters,
@@ -378,6 +380,7 @@ fn history_of_a_set_and_of_a_refusal_before_the_row_work() {
         engine_settings: Default::default(),
         table_version: None,
         parts: Vec::new(),
+        run_id: String::new(),
     };
     runlog::append(&config, &refused).expect("the run log");
     steps(
@@ -451,6 +454,7 @@ fn a_plan_refused_before_the_row_work() {
         findings: ranked.findings.clone(),
         spilled: None,
         parts: Vec::new(),
+        run_id: String::new(),
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
     c.step(Msg::Resize(140, 45));

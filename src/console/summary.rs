@@ -44,6 +44,8 @@ pub fn summarize(config: &Config) -> Summary {
         }
         Err(e) => out.problems.push(e.to_string()),
     }
+    let fresh = crate::page::freshness::of(config);
+    out.stale_secs = fresh.age.filter(|_| fresh.breached()).map(|a| a.as_secs());
     match state::read_manifest(config) {
         Ok(manifest) => out.newest_date = manifest.dates.keys().next_back().cloned(),
         Err(e) => out.problems.push(e.to_string()),

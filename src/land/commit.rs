@@ -305,6 +305,7 @@ pub fn publish(
         product: &config.product,
         input_name: &plan.input_name,
         input_sha256: &plan.input_sha256,
+        run_id: &plan.run_id,
         metrics: vec![
             ("acceptedRows", plan.counts.accepted),
             ("rejectedRows", plan.counts.rejected),

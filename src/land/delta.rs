@@ -78,6 +78,8 @@ pub struct CommitNote<'a> {
     pub product: &'a str,
     pub input_name: &'a str,
     pub input_sha256: &'a str,
+    /// The landing's (or restore's) run id.
+    pub run_id: &'a str,
     pub metrics: Vec<(&'static str, u64)>,
 }
 
@@ -325,6 +327,7 @@ impl Table {
             ("inputName", Some(note.input_name.to_owned())),
             ("inputSha256", Some(note.input_sha256.to_owned())),
             ("toolVersion", Some(env!("CARGO_PKG_VERSION").to_owned())),
+            ("runId", Some(note.run_id.to_owned())),
         ];
         let metrics: Vec<(&str, Option<String>)> = note
             .metrics

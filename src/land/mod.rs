@@ -119,7 +119,8 @@ pub fn run(
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
-    let (plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    plan.run_id = new_run_id();
     let now = timestamp_now();
     let (status, publication) = match plan.action {
         Action::Skip => (RunStatus::Skipped, None),
@@ -235,7 +236,13 @@ fn run_record(
         engine_settings: Default::default(),
         table_version: None,
         parts: plan.parts.iter().map(|p| p.name.clone()).collect(),
+        run_id: plan.run_id.clone(),
     }
+}
+
+/// A fresh run id: a random UUID v4, one per landing.
+pub fn new_run_id() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// Now, UTC, RFC 3339 with microseconds.

@@ -57,6 +57,9 @@ pub struct QuarantineSummary {
     pub by_reason: BTreeMap<String, u64>,
     pub written_at: String,
     pub tool_version: String,
+    /// The run that wrote it (absent from a summary written before run ids).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
 }
 
 /// Bytes of quarantine records gathered before each write.
@@ -113,6 +116,7 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
         by_reason: by_reason(&plan.counts),
         written_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        run_id: plan.run_id.clone(),
     };
     atomic::write_atomic(
         &folder.join("summary.json"),

@@ -141,6 +141,7 @@ fn restore_delta(config: &Config, date: Date, started: std::time::Instant) -> Re
             .owner
             .as_ref()
             .map_or("", |o| o.input_sha256.as_str()),
+        run_id: &crate::land::new_run_id(),
         metrics: vec![
             ("numAddedFiles", add.len() as u64),
             ("numRemovedFiles", remove.len() as u64),
@@ -238,6 +239,7 @@ fn log_restore(
             engine_settings: Default::default(),
             table_version,
             parts: Vec::new(),
+            run_id: crate::land::new_run_id(),
         },
     )
 }

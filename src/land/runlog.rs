@@ -47,6 +47,10 @@ pub struct RunRecord {
     /// checkpoint keeps each one's size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<String>,
+    /// The landing's run id (a UUID v4), the one its alerts, lineage events, quarantine
+    /// summary, Parquet files and Delta commit carry; empty in records written before.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
 }
 
 fn local_engine() -> String {

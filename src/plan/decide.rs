@@ -79,6 +79,7 @@ pub fn decide(
         findings: Vec::new(),
         spilled: None,
         parts: census.parts.clone(),
+        run_id: String::new(),
     };
     if is_skip(&owner, policy, published) {
         plan.action = Action::Skip;

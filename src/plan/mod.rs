@@ -202,6 +202,9 @@ pub struct Plan {
     pub spilled: Option<SpilledFindings>,
     /// A set's parts (§11.3), in order; empty for a single file.
     pub parts: Vec<crate::input::PartDigest>,
+    /// The landing's run id, set when a run executes the plan (empty for a plan alone):
+    /// what it writes carries it.
+    pub run_id: String,
 }
 
 impl Plan {

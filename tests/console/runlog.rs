@@ -33,6 +33,7 @@ fn record(name: &str) -> RunRecord {
         engine_settings: Default::default(),
         table_version: None,
         parts: Vec::new(),
+        run_id: String::new(),
     }
 }
 

@@ -175,16 +175,23 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
     // The run under the cursor: that it was never ranked, and a set's parts.
     let run = h.runs.get(h.run_cursor).filter(|_| cursor.is_some());
     let width = usize::from(inner.width).saturating_sub(1);
-    let detail = run.and_then(|r| match (r.unranked, r.parts.is_empty()) {
-        (false, true) => None,
-        (true, true) => Some(NOT_RANKED.to_owned()),
-        (unranked, false) => {
-            let lead = if unranked {
-                format!("{NOT_RANKED} · ")
-            } else {
-                String::new()
-            };
-            Some(parts_line(&lead, &r.parts, width))
+    let detail = run.and_then(|r| {
+        // The run id first: what an alert or a lineage event names the landing by.
+        let id = match r.run_id.as_str() {
+            "" => String::new(),
+            id => format!("run {id} · "),
+        };
+        match (r.unranked, r.parts.is_empty()) {
+            (false, true) => (!id.is_empty()).then(|| id.trim_end_matches(" · ").to_owned()),
+            (true, true) => Some(format!("{id}{NOT_RANKED}")),
+            (unranked, false) => {
+                let lead = if unranked {
+                    format!("{id}{NOT_RANKED} · ")
+                } else {
+                    id
+                };
+                Some(parts_line(&lead, &r.parts, width))
+            }
         }
     });
     let inner = with_detail(app, frame, inner, detail);

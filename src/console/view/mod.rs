@@ -82,6 +82,14 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
         spans.push(text(&warning, t.error));
         spans.push(Span::raw(" "));
     }
+    // This product's silence past its max_silence, from the run log the console holds.
+    let stale = app.config.paging.max_silence.and_then(|max| {
+        crate::page::freshness::stale_for(&app.history.runs, max, chrono::Utc::now())
+    });
+    if let (Some(age), true) = (stale, app.view != View::Products) {
+        let age = crate::page::freshness::span(age);
+        spans.push(Span::styled(format!("⚠ stale {age} "), t.error));
+    }
     let left = Line::from(spans);
     let room = usize::from(area.width).saturating_sub(left.width());
     frame.render_widget(Paragraph::new(left), area);

@@ -75,6 +75,9 @@ fn line(app: &App, row: &ProductRow, width: u16) -> Line<'static> {
     spans.push(Span::styled(format!("{:>7} ", s.refusals), refused));
     spans.extend(cell(s.newest_date.as_deref().unwrap_or("–"), 10, t.text));
     spans.push(Span::styled(locks(s.locks), t.text));
+    if let Some(secs) = s.stale_secs {
+        spans.push(Span::styled(format!("  stale {}", age_text(secs)), t.error));
+    }
     if !s.problems.is_empty() {
         spans.push(Span::raw("  "));
         spans.push(super::widgets::text(&s.problems.join("; "), t.error));
