@@ -48,6 +48,9 @@ pub fn plan_json(plan: &Plan) -> Json {
     if !plan.allowed_shrink.is_empty() {
         object["allowed_shrink"] = json!(plan.allowed_shrink);
     }
+    if !plan.allowed_growth.is_empty() {
+        object["allowed_growth"] = json!(plan.allowed_growth);
+    }
     // The quarantine holds every finding; the plan shows the first, as rejects.jsonl
     // words them (`file` and `line` within it for a set, §11.4).
     let findings: Vec<RejectRecord> = plan
@@ -226,6 +229,7 @@ mod tests {
                 max: 1,
             }),
             allowed_shrink: Vec::new(),
+            allowed_growth: Vec::new(),
             counts: Counts {
                 lines: 10,
                 accepted: 7,

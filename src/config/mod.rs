@@ -43,6 +43,8 @@ pub struct Config {
     pub max_rejected_lines: u64,
     pub max_dates: usize,
     pub max_shrink: f64,
+    /// Replace mode: refuse a date growing past this many times its rows (0: off, §5.10).
+    pub max_growth: f64,
     pub files_per_date: usize,
     pub publish_empty: bool,
     pub keep_generations: usize,
@@ -76,6 +78,8 @@ struct RawConfig {
     max_dates: i64,
     #[serde(default = "defaults::max_shrink")]
     max_shrink: f64,
+    #[serde(default)]
+    max_growth: f64,
     #[serde(default = "defaults::one")]
     files_per_date: i64,
     #[serde(default)]
@@ -263,6 +267,12 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             raw.max_shrink
         ));
     }
+    if !(raw.max_growth == 0.0 || raw.max_growth >= 1.0) || !raw.max_growth.is_finite() {
+        return Err(format!(
+            "max_growth = {} must be 0.0 (off) or a factor of at least 1.0 (3.0 refuses a date growing past three times its rows)",
+            raw.max_growth
+        ));
+    }
     let write_mode = match raw.write_mode.as_str() {
         "replace" => WriteMode::Replace,
         "merge" => WriteMode::Merge,
@@ -283,6 +293,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         max_rejected_lines,
         max_dates,
         max_shrink: raw.max_shrink,
+        max_growth: raw.max_growth,
         files_per_date,
         publish_empty: raw.publish_empty,
         keep_generations,
@@ -717,6 +728,8 @@ seq        = { type = "int" }
             ("keep_generations = 0", "keep_generations"),
             ("max_rejected_lines = -5", "max_rejected_lines"),
             ("max_shrink = 1.5", "max_shrink"),
+            ("max_growth = 0.5", "max_growth"),
+            ("max_growth = -1.0", "max_growth"),
             ("write_mode = \"upsert\"", "write_mode"),
             ("typo_field = 1", "typo_field"),
         ] {

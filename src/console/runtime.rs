@@ -320,11 +320,11 @@ impl Console {
                 id,
                 path,
                 stamp,
-                allow_shrink,
+                allow,
             } => self.spawn(
                 id,
                 move |cancel, report| {
-                    workers::land(&config, id, (&path, stamp), allow_shrink, cancel, report)
+                    workers::land(&config, id, (&path, stamp), allow, cancel, report)
                 },
                 move |e| Report::Landed { id, result: Err(e) },
             ),

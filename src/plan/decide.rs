@@ -15,6 +15,8 @@ pub struct Policy {
     pub max_rejected_lines: u64,
     pub max_dates: usize,
     pub max_shrink: f64,
+    /// §5.10: 0 is off.
+    pub max_growth: f64,
     pub publish_empty: bool,
     pub write_mode: WriteMode,
 }
@@ -26,6 +28,7 @@ impl Policy {
             max_rejected_lines: config.max_rejected_lines,
             max_dates: config.max_dates,
             max_shrink: config.max_shrink,
+            max_growth: config.max_growth,
             publish_empty: config.publish_empty,
             write_mode: config.write_mode,
         }
@@ -33,10 +36,30 @@ impl Policy {
 }
 
 /// What the operator allows for this run.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DecideOptions {
     /// Publish even where a date would lose more than `max_shrink` of its rows.
     pub allow_shrink: bool,
+    /// Publish even where a date would grow past `max_growth` times its rows.
+    pub allow_growth: bool,
+}
+
+impl DecideOptions {
+    /// What an operator's confirmation of `refusal` allows, when it is a guard one may
+    /// override for a run (§5.9 shrink, §5.10 growth); `None` for any other refusal.
+    pub fn confirming(refusal: &Refusal) -> Option<DecideOptions> {
+        match refusal {
+            Refusal::Shrink { .. } => Some(DecideOptions {
+                allow_shrink: true,
+                ..DecideOptions::default()
+            }),
+            Refusal::Growth { .. } => Some(DecideOptions {
+                allow_growth: true,
+                ..DecideOptions::default()
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// Decides what a run does with the input `owner` (its name and hash), from what an
@@ -73,6 +96,7 @@ pub fn decide(
         action: Action::Publish,
         refusal: None,
         allowed_shrink: Vec::new(),
+        allowed_growth: Vec::new(),
         counts: census.counts.clone(),
         dates,
         unranked: census.unranked,
@@ -90,6 +114,12 @@ pub fn decide(
         .dates
         .iter()
         .filter(|d| loses_too_much(d, policy.max_shrink))
+        .map(|d| d.event_date)
+        .collect();
+    let growing: Vec<_> = plan
+        .dates
+        .iter()
+        .filter(|d| grows_too_much(d, policy.max_growth))
         .map(|d| d.event_date)
         .collect();
     let refusal = if let Some(breach) = census.first_breach() {
@@ -120,6 +150,18 @@ pub fn decide(
         }
     } else {
         None
+    };
+    // §5.10 runs after §5.9: a shrink allowed for this run still meets the growth guard.
+    let refusal = match refusal {
+        None if policy.write_mode == WriteMode::Replace && !growing.is_empty() => {
+            if options.allow_growth {
+                plan.allowed_growth = growing;
+                None
+            } else {
+                Some(Refusal::Growth { dates: growing })
+            }
+        }
+        other => other,
     };
     plan.action = if refusal.is_some() {
         Action::Refuse
@@ -154,6 +196,16 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
     match date.rows_before {
         Some(before) if before > date.rows => {
             (before - date.rows) as f64 / before as f64 > max_shrink
+        }
+        _ => false,
+    }
+}
+
+/// §5.10: the date exists and would grow past `max_growth` times its rows (0: off).
+fn grows_too_much(date: &DatePlan, max_growth: f64) -> bool {
+    match date.rows_before {
+        Some(before) if max_growth > 0.0 && before > 0 => {
+            date.rows as f64 > before as f64 * max_growth
         }
         _ => false,
     }
@@ -231,7 +283,10 @@ mod tests {
         let day = &plan.dates[0];
         assert_eq!((day.rows, day.rows_before), (2, Some(10)));
         assert_eq!(day.owner_before.as_deref(), Some("a.jsonl"));
-        let allowed = DecideOptions { allow_shrink: true };
+        let allowed = DecideOptions {
+            allow_shrink: true,
+            ..DecideOptions::default()
+        };
         let plan = decide(
             census,
             owner.clone(),
@@ -251,6 +306,58 @@ mod tests {
             DecideOptions::default(),
         );
         assert_eq!((plan.action, plan.counts.keys), (Action::Publish, 6));
+    }
+
+    #[test]
+    fn a_date_growing_past_max_growth_is_refused_unless_allowed() {
+        let mut config = crate::config::fixtures::orders();
+        config.max_growth = 3.0;
+        let policy = Policy::of(&config);
+        let decided = |keys, options| {
+            let (census, owner, published) = shrinking(keys);
+            decide(census, owner, &policy, &published, options)
+        };
+        // 10 rows published: 30 is exactly 3×, 31 is past it.
+        let plan = decided(30, DecideOptions::default());
+        assert_eq!(plan.action, Action::Publish);
+        let plan = decided(31, DecideOptions::default());
+        assert_eq!(plan.reason(), Some("growth"));
+        let why = plan.refusal.as_ref().map(|r| r.explain(&plan));
+        assert!(why.is_some_and(|w| w.contains("2024-03-01 10 → 31")));
+        let allowed = DecideOptions {
+            allow_growth: true,
+            ..DecideOptions::default()
+        };
+        let plan = decided(31, allowed);
+        assert_eq!(plan.action, Action::Publish);
+        assert_eq!(plan.allowed_growth, [date("2024-03-01")]);
+        // Allowing a shrink does not allow a growth.
+        let plan = decided(
+            31,
+            DecideOptions::confirming(&Refusal::Shrink { dates: vec![] }).unwrap_or_default(),
+        );
+        assert_eq!(plan.reason(), Some("growth"));
+
+        config.max_growth = 0.0; // off
+        let plan = decide(
+            shrinking(1000).0,
+            shrinking(1000).1,
+            &Policy::of(&config),
+            &shrinking(1000).2,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Publish);
+        config.max_growth = 3.0;
+        config.write_mode = WriteMode::Merge; // a merge adds keys: never a growth refusal
+        let (census, owner, published) = shrinking(31);
+        let plan = decide(
+            census,
+            owner,
+            &Policy::of(&config),
+            &published,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Publish);
     }
 
     #[test]

@@ -72,6 +72,8 @@ pub enum Refusal {
     EmptyInput,
     /// Dates that would lose more than `max_shrink` of their rows.
     Shrink { dates: Vec<Date> },
+    /// Dates that would grow past `max_growth` times their rows (§5.10).
+    Growth { dates: Vec<Date> },
 }
 
 impl Refusal {
@@ -83,6 +85,7 @@ impl Refusal {
             Refusal::TooManyDates { .. } => "too_many_dates",
             Refusal::EmptyInput => "empty_input",
             Refusal::Shrink { .. } => "shrink",
+            Refusal::Growth { .. } => "growth",
         }
     }
 
@@ -129,25 +132,14 @@ impl Refusal {
             Refusal::EmptyInput => {
                 "no accepted rows and publish_empty = false; nothing to publish".into()
             }
-            Refusal::Shrink { dates } => {
-                let each: Vec<String> = plan
-                    .dates
-                    .iter()
-                    .filter(|d| dates.contains(&d.event_date))
-                    .map(|d| {
-                        format!(
-                            "{} {} → {}",
-                            d.event_date,
-                            d.rows_before.unwrap_or(0),
-                            d.rows
-                        )
-                    })
-                    .collect();
-                format!(
-                    "would shrink {} beyond max_shrink; rerun with --allow-shrink if this file really restates those dates",
-                    each.join(", ")
-                )
-            }
+            Refusal::Shrink { dates } => format!(
+                "would shrink {} beyond max_shrink; rerun with --allow-shrink if this file really restates those dates",
+                plan.before_after(dates)
+            ),
+            Refusal::Growth { dates } => format!(
+                "would grow {} beyond max_growth; a doubled or concatenated delivery? rerun with --allow-growth if this file really restates those dates",
+                plan.before_after(dates)
+            ),
         }
     }
 }
@@ -190,6 +182,8 @@ pub struct Plan {
     pub refusal: Option<Refusal>,
     /// Shrinking dates the operator allowed for this run.
     pub allowed_shrink: Vec<Date>,
+    /// Growing dates the operator allowed for this run (§5.10).
+    pub allowed_growth: Vec<Date>,
     pub counts: Counts,
     pub dates: Vec<DatePlan>,
     /// The census stopped before the row work: retries, keys, ties, stale and dates are
@@ -212,6 +206,24 @@ impl Plan {
             (Some(part), line) => format!("{part}:{line}"),
             (None, line) => line.to_string(),
         }
+    }
+
+    /// `dates` as an operator reads a guard: `DATE rows_before → rows`, comma-separated.
+    pub fn before_after(&self, dates: &[Date]) -> String {
+        let each: Vec<String> = self
+            .dates
+            .iter()
+            .filter(|d| dates.contains(&d.event_date))
+            .map(|d| {
+                format!(
+                    "{} {} → {}",
+                    d.event_date,
+                    d.rows_before.unwrap_or(0),
+                    d.rows
+                )
+            })
+            .collect();
+        each.join(", ")
     }
 
     /// Every finding, held and spilled.

@@ -137,6 +137,37 @@ fn a_shrink_lands_only_after_typing_shrink() {
 }
 
 #[test]
+fn a_growth_lands_only_after_typing_grow() {
+    let mut p = Product::samples_with("max_growth = 2.0");
+    p.land_selected();
+    let doubled: String = (0..7)
+        .map(|i| kit::event(&format!("g{i}"), 300 + i, "PAID", "2024-03-01T12:00:00Z") + "\n")
+        .collect();
+    fixture::write_input(p.folder.path(), "05-doubled.jsonl", doubled.as_bytes(), 9);
+    p.step_and_draw(Intent::Reload);
+    p.select("05-doubled.jsonl");
+    let lake = p.lake();
+    let screen = p.step_and_draw(Intent::Run);
+    assert!(
+        screen.contains("would grow published dates") && screen.contains("3 → 7 rows"),
+        "{screen}"
+    );
+    p.steps("shrink".chars().map(Intent::Input).chain([Intent::Submit]));
+    assert!(
+        matches!(p.console.app.dialog, Some(Dialog::ConfirmShrink { .. })),
+        "the shrink word does not allow a growth"
+    );
+    assert_eq!(p.lake(), lake, "nothing landed yet");
+    for c in "grow".chars() {
+        p.key(KeyCode::Char(c));
+    }
+    let screen = p.key(KeyCode::Enter);
+    assert!(screen.contains("allowed the growth"), "{screen}");
+    assert_ne!(p.lake(), lake, "the date was replaced");
+    assert!(p.checkpoint("05-doubled.jsonl").is_file());
+}
+
+#[test]
 fn restore_brings_back_the_trash_generation() {
     let mut p = Product::late_fix_selected();
     let original = p.lake();
