@@ -179,6 +179,9 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
     if !c.by_reason.is_empty() {
         out.push_str(&format!("by reason: {}\n", c.reasons_text()));
     }
+    if !c.by_rule.is_empty() {
+        out.push_str(&format!("by rule: {}\n", inert(&c.rules_text())));
+    }
     for date in &plan.dates {
         let before = match (&date.rows_before, &date.owner_before) {
             (None, _) => "new date".to_owned(),

@@ -4,6 +4,7 @@
 //! [`engine`] is its `[engine]` section.
 
 pub mod engine;
+mod rules;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -60,6 +61,8 @@ pub struct Config {
     /// The file that closes a set in the inbox (§11.1).
     pub set_marker: String,
     pub schema: Schema,
+    /// `mostly` by field name (§1.2): a share of lines that must keep each of its rules.
+    pub mostly: Vec<(String, f64)>,
     /// Which engine does the row work (`[engine]`).
     pub engine: EngineConfig,
 }
@@ -122,6 +125,11 @@ struct RawField {
     ty: String,
     #[serde(default)]
     required: bool,
+    one_of: Option<Vec<toml::Value>>,
+    min: Option<toml::Value>,
+    max: Option<toml::Value>,
+    on_violation: Option<String>,
+    mostly: Option<f64>,
 }
 
 mod defaults {
@@ -188,6 +196,22 @@ impl Config {
         let mut config = validate(raw, folder).map_err(fail)?;
         config.path = path.to_owned();
         Ok(config)
+    }
+
+    /// This config as a run starting at `start` reads it: value rules relative to the
+    /// run's start (`now+10m`, §1.2) resolved once, so every line of the run meets the
+    /// same bound, on either engine.
+    pub fn at_start(&self, start: std::time::SystemTime) -> Config {
+        if !self.schema.has_rules() {
+            return self.clone();
+        }
+        let since = |t: std::time::SystemTime| match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => crate::contract::Instant::from_parts(d.as_secs() as i64, d.subsec_nanos()),
+            Err(_) => crate::contract::Instant::from_parts(0, 0),
+        };
+        let mut config = self.clone();
+        config.schema = self.schema.at(since(start));
+        config
     }
 
     /// The checkpoint file of input `name` (CONTRACT.md §7).
@@ -283,6 +307,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         }
     };
     let engine = raw.engine.validate()?;
+    let (schema, mostly) = validate_schema(raw.schema)?;
     Ok(Config {
         path: folder.to_owned(),
         product,
@@ -303,7 +328,8 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         table_url,
         delta_checkpoint_interval,
         set_marker: valid_marker(raw.set_marker)?,
-        schema: validate_schema(raw.schema)?,
+        schema,
+        mostly,
         engine,
     })
 }
@@ -318,8 +344,11 @@ fn valid_marker(marker: String) -> std::result::Result<String, String> {
     Ok(marker)
 }
 
-fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
+type Mostly = Vec<(String, f64)>;
+
+fn validate_schema(raw: RawSchema) -> std::result::Result<(Schema, Mostly), String> {
     let mut fields = Vec::with_capacity(raw.fields.len());
+    let mut mostly = Vec::new();
     for (name, value) in raw.fields {
         let field: RawField = value.try_into().map_err(|e: toml::de::Error| {
             format!(
@@ -337,7 +366,13 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
                 ));
             }
         };
-        fields.push(Field::new(name, ty, field.required));
+        if let Some(share) = field.mostly {
+            mostly.push((name.clone(), share));
+        }
+        let rules = rules::of(&name, ty, &field)?;
+        let mut declared = Field::new(name, ty, field.required);
+        declared.rules = rules.map(Box::new);
+        fields.push(declared);
     }
     if fields.is_empty() {
         return Err("[schema.fields] declares no field; declare at least the key, order_by, event_id and date fields".into());
@@ -396,7 +431,7 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
             ));
         }
     };
-    Ok(Schema {
+    let schema = Schema {
         fields,
         key,
         order_by,
@@ -405,7 +440,8 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
         date_of,
         prohibited: raw.prohibited,
         unknown_fields,
-    })
+    };
+    Ok((schema, mostly))
 }
 
 fn at_least_one(name: &str, value: i64) -> std::result::Result<u64, String> {
@@ -538,6 +574,34 @@ pub(crate) mod fixtures {
     pub fn orders() -> Config {
         orders_keyed_by("int")
     }
+
+    /// [`orders`] with value rules (§1.2) on four fields, relative bounds resolved
+    /// against 2040-01-01: each rule splits the lines the tests generate.
+    pub fn ruled() -> Config {
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(2_208_988_800);
+        match Config::parse(RULED, Path::new("/w.toml"), Path::new("/")) {
+            Ok(ruled) => ruled.at_start(start), // 2040-01-01T00:00:00Z
+            Err(e) => panic!("the ruled fixture parses: {e}"),
+        }
+    }
+
+    const RULED: &str = r#"
+product = "orders"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+tiebreak = "seq"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+prohibited = ["email"]
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true, min = -500000000000000000, max = 500000000000000000 }
+status     = { type = "string",    required = true, one_of = ["", "a", "b", "c", "d", "e", "paid"] }
+updated_at = { type = "timestamp", required = true, min = "2010-01-01T00:00:00Z", max = "now+3650d", on_violation = "breach" }
+seq        = { type = "int", one_of = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1, -2], min = 0 }
+city       = { type = "string" }
+"#;
 
     /// [`orders`] with its key `order_id` of field type `key_type`.
     pub fn orders_keyed_by(key_type: &str) -> Config {
@@ -717,6 +781,54 @@ seq        = { type = "int" }
             !text.contains("s3cr3t") && !text.contains("AKIAX"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn value_rules_must_fit_their_field() {
+        let with = |seq: &str| SCHEMA.replace(r#"seq        = { type = "int" }"#, seq);
+        for (seq, wanted) in [
+            (
+                r#"seq = { type = "int", one_of = ["a"] }"#,
+                "must list integers",
+            ),
+            (r#"seq = { type = "int", one_of = [] }"#, "is empty"),
+            (
+                r#"seq = { type = "int", min = "now" }"#,
+                "must be an integer",
+            ),
+            (
+                r#"seq = { type = "string", min = 1 }"#,
+                "takes one_of, not min",
+            ),
+            (
+                r#"seq = { type = "timestamp", one_of = ["x"] }"#,
+                "not one_of",
+            ),
+            (
+                r#"seq = { type = "timestamp", max = "now+10x" }"#,
+                "now+10m",
+            ),
+            (
+                r#"seq = { type = "int", min = 0, on_violation = "drop" }"#,
+                "on_violation",
+            ),
+            (r#"seq = { type = "int", min = 0, mostly = 1.5 }"#, "mostly"),
+            (r#"seq = { type = "int", mostly = 0.9 }"#, "no rule"),
+        ] {
+            let text = message("product = \"o\"", &with(seq));
+            assert!(
+                text.contains(wanted) && text.contains("seq"),
+                "{seq}: {text}"
+            );
+        }
+        let config = parse(
+            "product = \"o\"",
+            &with(r#"seq = { type = "int", one_of = [1, 2], max = 5, mostly = 0.99 }"#),
+        )
+        .unwrap();
+        assert_eq!(config.mostly, [("seq".to_owned(), 0.99)]);
+        let seq = config.schema.index_of("seq").unwrap();
+        assert!(config.schema.fields[seq].rules.is_some());
     }
 
     #[test]

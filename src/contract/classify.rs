@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use super::LineReason;
 use super::json::{self, Kind, Parsed, Raw};
+use super::rules::Rule;
 use super::schema::{FieldType, Schema, UnknownFields};
 use super::timestamp::{self, Instant, TimestampError};
 
@@ -198,7 +199,37 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
             values[index] = Value::Ts(instant);
         }
     }
+    if let Some((index, rule)) = broken_rule(schema, &values) {
+        let field = &schema.fields[index];
+        let broken = issue(rule.reason(), &field.name);
+        return match field.rules.as_ref().is_some_and(|r| r.breach) {
+            true => Outcome::Breach(broken),
+            false => Outcome::Rejected(broken),
+        };
+    }
     Outcome::Accepted(values.into_iter().collect())
+}
+
+/// §1.2 on a typed line: every field's `one_of` (declared order), then every field's
+/// range; the first broken rule and its field. A null breaks no rule.
+pub fn broken_rule(schema: &Schema, values: &[Value]) -> Option<(usize, Rule)> {
+    if !schema.has_rules() {
+        return None;
+    }
+    let ruled = || {
+        schema
+            .fields
+            .iter()
+            .zip(values)
+            .enumerate()
+            .filter_map(|(i, (f, v))| f.rules.as_deref().map(|r| (i, r, v)))
+    };
+    if let Some((i, _, _)) = ruled().find(|(_, r, v)| !r.allows(v)) {
+        return Some((i, Rule::OneOf));
+    }
+    ruled()
+        .find(|(_, r, v)| !r.in_range(v))
+        .map(|(i, _, _)| (i, Rule::Range))
 }
 
 fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -> Outcome {

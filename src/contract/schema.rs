@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+use super::rules::FieldRules;
+use super::timestamp::Instant;
+
 /// The JSON shape a declared field must have (CONTRACT.md, "Field types").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldType {
@@ -40,6 +43,8 @@ pub struct Field {
     pub name: String,
     pub ty: FieldType,
     pub required: bool,
+    /// Value rules (§1.2), when the field has any.
+    pub rules: Option<Box<FieldRules>>,
     /// `name` has no quote, backslash or control character: JSON writes it as itself.
     plain: bool,
     /// `"name":`, how compact JSON starts this member, when `plain` (else empty).
@@ -58,6 +63,7 @@ impl Field {
             name,
             ty,
             required,
+            rules: None,
             plain,
             compact,
         }
@@ -99,6 +105,23 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// This schema with every value rule relative to the run's start resolved against
+    /// `start` (§1.2): what classification reads during that run.
+    pub fn at(&self, start: Instant) -> Schema {
+        let mut schema = self.clone();
+        for field in &mut schema.fields {
+            if let Some(rules) = &field.rules {
+                field.rules = Some(Box::new(rules.at(start)));
+            }
+        }
+        schema
+    }
+
+    /// Whether any declared field carries a value rule.
+    pub fn has_rules(&self) -> bool {
+        self.fields.iter().any(|f| f.rules.is_some())
+    }
+
     /// The index of the declared field called `name`.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)

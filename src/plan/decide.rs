@@ -17,6 +17,8 @@ pub struct Policy {
     pub max_shrink: f64,
     /// §5.10: 0 is off.
     pub max_growth: f64,
+    /// §1.2: `mostly` by field name.
+    pub mostly: Vec<(String, f64)>,
     pub publish_empty: bool,
     pub write_mode: WriteMode,
 }
@@ -29,6 +31,7 @@ impl Policy {
             max_dates: config.max_dates,
             max_shrink: config.max_shrink,
             max_growth: config.max_growth,
+            mostly: config.mostly.clone(),
             publish_empty: config.publish_empty,
             write_mode: config.write_mode,
         }
@@ -128,6 +131,8 @@ pub fn decide(
             line: breach.line,
             field: breach.issue.field.clone(),
         })
+    } else if let Some(share) = rule_share(&census.counts, &policy.mostly) {
+        Some(share)
     } else if census.counts.rejected > policy.max_rejected_lines {
         Some(Refusal::RejectCap {
             rejected: census.counts.rejected,
@@ -199,6 +204,25 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
         }
         _ => false,
     }
+}
+
+/// §1.2 `mostly`: the first rule (by name) broken by more than `1 − mostly` of the
+/// input's non-blank lines.
+fn rule_share(counts: &super::Counts, mostly: &[(String, f64)]) -> Option<Refusal> {
+    let lines = counts.lines - counts.blank;
+    counts.by_rule.iter().find_map(|(rule, &broken)| {
+        let field = rule.rsplit_once('.').map(|(field, _)| field);
+        let (_, share) = mostly.iter().find(|(f, _)| Some(f.as_str()) == field)?;
+        // A decimal share is not exact in binary (1 − 0.9 is 0.0999…): exactly
+        // `1 − mostly` of the lines must not read as more.
+        let allowed = (1.0 - share) * lines as f64 + 1e-9 * lines.max(1) as f64;
+        (broken as f64 > allowed).then(|| Refusal::RuleShare {
+            rule: rule.clone(),
+            broken,
+            lines,
+            mostly: share.to_string(),
+        })
+    })
 }
 
 /// §5.10: the date exists and would grow past `max_growth` times its rows (0: off).
@@ -358,6 +382,38 @@ mod tests {
             DecideOptions::default(),
         );
         assert_eq!(plan.action, Action::Publish);
+    }
+
+    #[test]
+    fn a_rule_broken_by_more_than_one_minus_mostly_refuses_the_file() {
+        let mut config = crate::config::fixtures::orders();
+        config.mostly = vec![("status".into(), 0.9)];
+        let policy = Policy::of(&config);
+        let decided = |broken: u64, blank: u64| {
+            let (mut census, owner, published) = shrinking(10);
+            census.counts.lines = 100 + blank;
+            census.counts.blank = blank;
+            census.counts.rejected = broken;
+            census.counts.by_rule = BTreeMap::from([
+                ("status.one_of".to_owned(), broken),
+                ("city.one_of".to_owned(), 50), // no mostly: the reject cap's
+            ]);
+            decide(census, owner, &policy, &published, DecideOptions::default())
+        };
+        // Exactly 1 − mostly of the non-blank lines (blank ones do not count) is allowed.
+        assert_eq!(decided(10, 40).reason(), None);
+        let plan = decided(11, 40);
+        assert_eq!(plan.reason(), Some("rule_share"));
+        let why = plan
+            .refusal
+            .as_ref()
+            .map(|r| r.explain(&plan))
+            .unwrap_or_default();
+        assert!(
+            why.contains("11 of 100 lines (11.00%) break `status.one_of`"),
+            "{why}"
+        );
+        assert!(why.contains("mostly = 0.9"), "{why}");
     }
 
     #[test]

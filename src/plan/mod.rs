@@ -64,6 +64,15 @@ pub enum Refusal {
         line: u64,
         field: Option<String>,
     },
+    /// More than `1 − mostly` of the non-blank lines broke one value rule (§1.2).
+    RuleShare {
+        /// `field.one_of` or `field.range`.
+        rule: String,
+        broken: u64,
+        lines: u64,
+        /// The field's `mostly`, as the config wrote it.
+        mostly: String,
+    },
     /// More rejects than `max_rejected_lines`.
     RejectCap { rejected: u64, max: u64 },
     /// More distinct dates than `max_dates`.
@@ -81,6 +90,7 @@ impl Refusal {
     pub fn code(&self) -> &'static str {
         match self {
             Refusal::Breach { reason, .. } => reason.code(),
+            Refusal::RuleShare { .. } => "rule_share",
             Refusal::RejectCap { .. } => "reject_cap",
             Refusal::TooManyDates { .. } => "too_many_dates",
             Refusal::EmptyInput => "empty_input",
@@ -115,12 +125,24 @@ impl Refusal {
                     LineReason::ProhibitedField => {
                         "the file carries a prohibited field; ask the producer to drop it"
                     }
+                    LineReason::ValueNotAllowed | LineReason::OutOfRange => {
+                        "a value breaks the field's rule (on_violation = \"breach\"); see the quarantine for every such line, fix the producer or the rule"
+                    }
                     _ => {
                         "the file carries a field the schema does not declare; declare it or ask the producer to drop it"
                     }
                 };
                 format!("{reason}{field} on line {}: {fix}", plan.line_ref(*line))
             }
+            Refusal::RuleShare {
+                rule,
+                broken,
+                lines,
+                mostly,
+            } => format!(
+                "{broken} of {lines} lines ({:.2}%) break `{rule}`, more than mostly = {mostly} allows; see the quarantine for the lines, fix the producer or the rule",
+                *broken as f64 * 100.0 / (*lines).max(1) as f64
+            ),
             Refusal::RejectCap { rejected, max } => format!(
                 "{rejected} rejected lines > max_rejected_lines {max}; see the quarantine for the reasons"
             ),

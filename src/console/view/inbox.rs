@@ -270,6 +270,13 @@ fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
             Span::styled(c.reasons_text(), t.rejected),
         ]));
     }
+    if !c.by_rule.is_empty() {
+        // Field, rule and count only (§1.2): never a value.
+        lines.push(Line::from(vec![
+            Span::styled("  by rule: ", t.muted),
+            text(&c.rules_text(), t.rejected),
+        ]));
+    }
     lines
 }
 
