@@ -167,6 +167,31 @@ fn a_growth_lands_only_after_typing_grow() {
     assert!(p.checkpoint("05-doubled.jsonl").is_file());
 }
 
+/// §1.2 on the Plan tab: the rule and its count, never the value.
+#[test]
+fn the_plan_tab_counts_broken_rules_without_their_values() {
+    let case = &kit::rules::CASES[0];
+    let ruled = format!("{}}}", case.ruled);
+    let mut p = Product::samples_edited("", (case.declared, &ruled));
+    let mut lines: Vec<String> = kit::rules::REFERENCE
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    lines.push(case.bad.to_owned());
+    fixture::write_input(
+        p.folder.path(),
+        "05-payed.jsonl",
+        (lines.join("\n") + "\n").as_bytes(),
+        9,
+    );
+    p.step_and_draw(Intent::Reload);
+    p.select("05-payed.jsonl");
+    let screen = p.step_and_draw(Intent::Open);
+    assert!(screen.contains("by rule: status.one_of 1"), "{screen}");
+    assert!(screen.contains("value_not_allowed 1"), "{screen}");
+    assert!(!screen.contains(case.secret), "{screen}");
+}
+
 #[test]
 fn restore_brings_back_the_trash_generation() {
     let mut p = Product::late_fix_selected();
