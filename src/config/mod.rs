@@ -115,6 +115,8 @@ struct RawSchema {
     prohibited: Vec<String>,
     #[serde(default = "defaults::unknown_fields")]
     unknown_fields: String,
+    #[serde(default = "defaults::rescue_column")]
+    rescue_column: String,
     fields: toml::Table,
 }
 
@@ -162,6 +164,9 @@ mod defaults {
     }
     pub fn unknown_fields() -> String {
         "breach".into()
+    }
+    pub fn rescue_column() -> String {
+        "_rescued".into()
     }
 }
 
@@ -425,12 +430,21 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<(Schema, Mostly), Stri
     let unknown_fields = match raw.unknown_fields.as_str() {
         "breach" => UnknownFields::Breach,
         "reject" => UnknownFields::Reject,
+        "rescue" => UnknownFields::Rescue,
         other => {
             return Err(format!(
-                "schema.unknown_fields = {other:?}; use \"breach\" or \"reject\""
+                "schema.unknown_fields = {other:?}; use \"breach\", \"reject\" or \"rescue\""
             ));
         }
     };
+    let rescue = (unknown_fields == UnknownFields::Rescue)
+        .then(|| rescue_column(&raw.rescue_column, &fields, &raw.prohibited))
+        .transpose()?;
+    // The rescue column is the last field: declared order is unchanged for every other.
+    let rescue = rescue.map(|name| {
+        fields.push(Field::new(name, FieldType::String, false));
+        fields.len() - 1
+    });
     let schema = Schema {
         fields,
         key,
@@ -440,8 +454,32 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<(Schema, Mostly), Stri
         date_of,
         prohibited: raw.prohibited,
         unknown_fields,
+        rescue,
     };
     Ok((schema, mostly))
+}
+
+/// `rescue_column`: a plain name no declared or prohibited field has.
+fn rescue_column(
+    name: &str,
+    fields: &[Field],
+    prohibited: &[String],
+) -> std::result::Result<String, String> {
+    if name.is_empty()
+        || name
+            .chars()
+            .any(|c| c.is_control() || c == '"' || c == '\\')
+    {
+        return Err(format!(
+            "schema.rescue_column = {name:?} must be a plain non-empty name, such as \"_rescued\""
+        ));
+    }
+    if fields.iter().any(|f| f.name == name) || prohibited.iter().any(|p| p == name) {
+        return Err(format!(
+            "schema.rescue_column = {name:?} is a declared or prohibited field; name a column of its own"
+        ));
+    }
+    Ok(name.to_owned())
 }
 
 fn at_least_one(name: &str, value: i64) -> std::result::Result<u64, String> {
@@ -582,6 +620,18 @@ pub(crate) mod fixtures {
         match Config::parse(RULED, Path::new("/w.toml"), Path::new("/")) {
             Ok(ruled) => ruled.at_start(start), // 2040-01-01T00:00:00Z
             Err(e) => panic!("the ruled fixture parses: {e}"),
+        }
+    }
+
+    /// [`orders`] keeping unknown fields in `_rescued` (§1.1).
+    pub fn rescuing() -> Config {
+        let text = RULED.replace(
+            "prohibited = [\"email\"]",
+            "prohibited = [\"email\"]\nunknown_fields = \"rescue\"",
+        );
+        match Config::parse(&text, Path::new("/w.toml"), Path::new("/")) {
+            Ok(config) => config,
+            Err(e) => panic!("the rescuing fixture parses: {e}"),
         }
     }
 

@@ -110,8 +110,10 @@ fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot], days: &mut DayCache) -
                 (index, colon + 1)
             }
         };
-        if !matches!(slots[index], Slot::Absent) {
-            return None; // a duplicate key: the full path names it
+        if !matches!(slots[index], Slot::Absent) || Some(index) == schema.rescue {
+            // A duplicate key, or a member named as the rescue column (itself rescued):
+            // the full path classifies it.
+            return None;
         }
         guess = index + 1;
         let at_value = skip_ws(line, value_at);
@@ -454,6 +456,8 @@ mod tests {
                 &[
                     r#""email":"x""#,
                     r#""other":1"#,
+                    r#""_rescued":"x""#,
+                    r#""other":{"a": [1, "b"]}"#,
                     r#""st\u0061tus":"a""#,
                     r#""status":"again""#,
                     r#""seq":1"#,
@@ -500,6 +504,17 @@ mod tests {
             match fast(line.as_bytes(), &schema) {
                 Some(encoded) => prop_assert_eq!(Some(encoded), full, "{}", line),
                 None => prop_assert!(full.is_none() || line.contains('\\'), "declined {}", line),
+            }
+        }
+
+        /// The same keeping unknown fields (§1.1): a line with one is classified the
+        /// full way, which rescues it; the rest agree.
+        #[test]
+        fn rescuing_the_fast_path_agrees_with_classify(line in line()) {
+            let schema = crate::config::fixtures::rescuing().schema;
+            let full = full(line.as_bytes(), &schema);
+            if let Some(encoded) = fast(line.as_bytes(), &schema) {
+                prop_assert_eq!(Some(encoded), full, "{}", line);
             }
         }
 

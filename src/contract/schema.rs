@@ -89,6 +89,8 @@ pub enum UnknownFields {
     Breach,
     /// Only the line is rejected.
     Reject,
+    /// Kept, as one JSON object a row, in the schema's rescue column (§1.1).
+    Rescue,
 }
 
 /// The validated schema: field roles are indexes into `fields`.
@@ -102,6 +104,9 @@ pub struct Schema {
     pub date_of: usize,
     pub prohibited: Vec<String>,
     pub unknown_fields: UnknownFields,
+    /// `unknown_fields = "rescue"`: the index of the rescue column, the last field, a
+    /// nullable string that no member of a line fills by name (§1.1).
+    pub rescue: Option<usize>,
 }
 
 impl Schema {
@@ -127,6 +132,12 @@ impl Schema {
         self.fields.iter().position(|f| f.name == name)
     }
 
+    /// The index of the field a line's member `name` fills: a declared field, never the
+    /// rescue column (a member of that name is itself unknown, and rescued).
+    pub fn member_index(&self, name: &str) -> Option<usize> {
+        self.index_of(name).filter(|&i| Some(i) != self.rescue)
+    }
+
     /// The name of the field at `index`.
     pub fn name(&self, index: usize) -> &str {
         &self.fields[index].name
@@ -137,6 +148,9 @@ impl Schema {
     /// dictionary on a column of unique values is built, overflows and is thrown away
     /// for nothing; both engines write by this one rule.
     pub fn dictionary_encoded(&self, index: usize) -> bool {
-        self.fields[index].ty == FieldType::String && index != self.key && index != self.event_id
+        self.fields[index].ty == FieldType::String
+            && index != self.key
+            && index != self.event_id
+            && Some(index) != self.rescue
     }
 }

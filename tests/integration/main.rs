@@ -18,6 +18,7 @@ mod merge;
 mod progress;
 mod ranking;
 mod readers;
+mod rescue;
 mod rules;
 mod sets;
 mod watch;

@@ -41,3 +41,48 @@ fn both_engines_agree_on_every_rule() {
         }
     }
 }
+
+/// `unknown_fields = "rescue"` (§1.1): the driver rescues, Spark ranks and writes the
+/// rescue column; both engines publish the same rows, hive and Delta.
+#[test]
+fn both_engines_publish_the_same_rescued_rows() {
+    let _server = engines::server();
+    let lines = [
+        r#"{"event_id":"e1","order_id":101,"status":"PENDING","updated_at":"2024-03-01T10:00:00Z","eta_minutes":12}"#,
+        r#"{"event_id":"e2","order_id":101,"status":"PAID","eta_minutes":7,"updated_at":"2024-03-01T10:15:00Z","app":{"v":"2.1"}}"#,
+        r#"{"event_id":"e3","order_id":102,"status":"PAID","updated_at":"2024-03-01T10:20:00Z"}"#,
+        r#"{"event_id":"e3","order_id":102,"status":"PAID","updated_at":"2024-03-01T10:20:00Z"}"#,
+    ];
+    for format in ["hive", "delta"] {
+        let config = format!(
+            "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"{format}\"\n{}",
+            crate::kit::schema()
+                .replace("unknown_fields = \"breach\"", "unknown_fields = \"rescue\"")
+        );
+        let (local, on_spark) = (Product::with_config(&config), Product::with_config(&config));
+        let a = local.run_json(&local.input("day.jsonl", &lines));
+        let b = spark(&on_spark, &on_spark.input("day.jsonl", &lines));
+        assert_eq!(
+            (a.code, b.code),
+            (0, 0),
+            "{format}: {}{}",
+            b.stdout,
+            b.stderr
+        );
+        assert_eq!(agreed(&a.json()), agreed(&b.json()), "{format}");
+        let rows = |p: &Product| {
+            let mut rows = crate::kit::read_rows(&p.publish.join("event_date=2024-03-01"));
+            rows.sort();
+            rows
+        };
+        let published = rows(&on_spark);
+        assert_eq!(rows(&local), published, "{format}");
+        assert!(
+            published
+                .iter()
+                .any(|r| r.get("_rescued").map(String::as_str)
+                    == Some(r#"{"eta_minutes":7,"app":{"v":"2.1"}}"#)),
+            "{format}: {published:?}"
+        );
+    }
+}
