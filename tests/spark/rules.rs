@@ -86,3 +86,49 @@ fn both_engines_publish_the_same_rescued_rows() {
         );
     }
 }
+
+/// The growth guard (§5.10) is the decision's, on the driver: a doubled day refuses on
+/// the Spark engine with the lake byte for byte as it was, and `--allow-growth` lands it.
+#[test]
+fn a_doubled_day_refuses_growth_on_spark() {
+    let _server = engines::server();
+    let product = Product::with_settings("max_growth = 1.5");
+    let day = |prefix: &str, n: i64| -> Vec<String> {
+        (0..n)
+            .map(|i| crate::kit::event(&format!("{prefix}{i}"), i, "PAID", "2024-03-01T10:00:00Z"))
+            .collect()
+    };
+    let first = day("a", 2);
+    let first = product.input(
+        "a.jsonl",
+        &first.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(spark(&product, &first).code, 0);
+    let lake = crate::kit::tree(&product.publish);
+    let doubled = day("b", 4);
+    let doubled = product.input(
+        "b.jsonl",
+        &doubled.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let ran = spark(&product, &doubled);
+    assert_eq!(
+        (ran.code, ran.json()["reason"].as_str()),
+        (3, Some("growth")),
+        "{}",
+        ran.stdout
+    );
+    assert_eq!(crate::kit::tree(&product.publish), lake);
+    let remote = engines::remote();
+    let allowed = product.wharf(&[
+        "run",
+        doubled.to_str().unwrap(),
+        "--allow-growth",
+        "--json",
+        "--engine",
+        "spark",
+        "--remote",
+        &remote,
+    ]);
+    assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
+    assert_eq!(product.rows("2024-03-01").len(), 4);
+}
