@@ -617,45 +617,72 @@ pub(crate) mod fixtures {
     /// against 2040-01-01: each rule splits the lines the tests generate.
     pub fn ruled() -> Config {
         let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(2_208_988_800);
-        match Config::parse(RULED, Path::new("/w.toml"), Path::new("/")) {
-            Ok(ruled) => ruled.at_start(start), // 2040-01-01T00:00:00Z
-            Err(e) => panic!("the ruled fixture parses: {e}"),
-        }
+        let config = parse(&ruled_text(), "ruled").at_start(start); // 2040-01-01T00:00:00Z
+        let ruled = config.schema.fields.iter().filter(|f| f.rules.is_some());
+        assert_eq!(ruled.count(), 4, "every rule of the fixture took");
+        config
     }
 
-    /// [`orders`] keeping unknown fields in `_rescued` (§1.1).
+    /// [`orders`] keeping unknown fields in `_rescued` (§1.1), with [`ruled`]'s rules.
     pub fn rescuing() -> Config {
-        let text = RULED.replace(
+        let text = ruled_text().replace(
             "prohibited = [\"email\"]",
             "prohibited = [\"email\"]\nunknown_fields = \"rescue\"",
         );
-        match Config::parse(&text, Path::new("/w.toml"), Path::new("/")) {
+        parse(&text, "rescuing")
+    }
+
+    fn ruled_text() -> String {
+        let mut text = ORDERS.to_owned();
+        for (field, rules) in [
+            (
+                "order_id",
+                r#"required = true, min = -500000000000000000, max = 500000000000000000"#,
+            ),
+            (
+                "status",
+                r#"required = true, one_of = ["", "a", "b", "c", "d", "e", "paid"]"#,
+            ),
+            (
+                "updated_at",
+                r#"required = true, min = "2010-01-01T00:00:00Z", max = "now+3650d", on_violation = "breach""#,
+            ),
+            (
+                "seq",
+                r#"one_of = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1, -2], min = 0"#,
+            ),
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(field))
+                .unwrap_or_default()
+                .to_owned();
+            let ruled = match line.split_once("required = true") {
+                Some((head, tail)) => format!("{head}{rules}{tail}"),
+                None => line.replace(" }", &format!(", {rules} }}")),
+            };
+            text = text.replace(&line, &ruled);
+        }
+        text
+    }
+
+    fn parse(text: &str, what: &str) -> Config {
+        match Config::parse(text, Path::new("/w.toml"), Path::new("/")) {
             Ok(config) => config,
-            Err(e) => panic!("the rescuing fixture parses: {e}"),
+            Err(e) => panic!("the {what} fixture parses: {e}"),
         }
     }
 
-    const RULED: &str = r#"
-product = "orders"
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-prohibited = ["email"]
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true, min = -500000000000000000, max = 500000000000000000 }
-status     = { type = "string",    required = true, one_of = ["", "a", "b", "c", "d", "e", "paid"] }
-updated_at = { type = "timestamp", required = true, min = "2010-01-01T00:00:00Z", max = "now+3650d", on_violation = "breach" }
-seq        = { type = "int", one_of = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1, -2], min = 0 }
-city       = { type = "string" }
-"#;
-
     /// [`orders`] with its key `order_id` of field type `key_type`.
     pub fn orders_keyed_by(key_type: &str) -> Config {
-        let text = r#"
+        let text = ORDERS.replace(
+            r#"order_id   = { type = "int""#,
+            &format!(r#"order_id   = {{ type = "{key_type}""#),
+        );
+        parse(&text, "orders")
+    }
+
+    const ORDERS: &str = r#"
 product = "orders"
 [schema]
 key = "order_id"
@@ -672,15 +699,6 @@ updated_at = { type = "timestamp", required = true }
 seq        = { type = "int" }
 city       = { type = "string" }
 "#;
-        let text = text.replace(
-            r#"order_id   = { type = "int""#,
-            &format!(r#"order_id   = {{ type = "{key_type}""#),
-        );
-        match Config::parse(&text, Path::new("/w.toml"), Path::new("/")) {
-            Ok(config) => config,
-            Err(e) => panic!("the orders fixture parses: {e}"),
-        }
-    }
 }
 
 #[cfg(test)]
