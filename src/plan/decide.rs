@@ -332,56 +332,39 @@ mod tests {
         assert_eq!((plan.action, plan.counts.keys), (Action::Publish, 6));
     }
 
+    /// [`shrinking`]'s census of `keys` winners decided under `config`.
+    fn decided(config: &Config, keys: u64, options: DecideOptions) -> Plan {
+        let (census, owner, published) = shrinking(keys);
+        decide(census, owner, &Policy::of(config), &published, options)
+    }
+
     #[test]
     fn a_date_growing_past_max_growth_is_refused_unless_allowed() {
         let mut config = crate::config::fixtures::orders();
         config.max_growth = 3.0;
-        let policy = Policy::of(&config);
-        let decided = |keys, options| {
-            let (census, owner, published) = shrinking(keys);
-            decide(census, owner, &policy, &published, options)
-        };
+        let none = DecideOptions::default();
         // 10 rows published: 30 is exactly 3×, 31 is past it.
-        let plan = decided(30, DecideOptions::default());
-        assert_eq!(plan.action, Action::Publish);
-        let plan = decided(31, DecideOptions::default());
+        assert_eq!(decided(&config, 30, none).action, Action::Publish);
+        let plan = decided(&config, 31, none);
         assert_eq!(plan.reason(), Some("growth"));
         let why = plan.refusal.as_ref().map(|r| r.explain(&plan));
         assert!(why.is_some_and(|w| w.contains("2024-03-01 10 → 31")));
         let allowed = DecideOptions {
             allow_growth: true,
-            ..DecideOptions::default()
+            ..none
         };
-        let plan = decided(31, allowed);
+        let plan = decided(&config, 31, allowed);
         assert_eq!(plan.action, Action::Publish);
         assert_eq!(plan.allowed_growth, [date("2024-03-01")]);
         // Allowing a shrink does not allow a growth.
-        let plan = decided(
-            31,
-            DecideOptions::confirming(&Refusal::Shrink { dates: vec![] }).unwrap_or_default(),
-        );
+        let shrink = DecideOptions::confirming(&Refusal::Shrink { dates: vec![] });
+        let plan = decided(&config, 31, shrink.unwrap_or_default());
         assert_eq!(plan.reason(), Some("growth"));
-
-        config.max_growth = 0.0; // off
-        let plan = decide(
-            shrinking(1000).0,
-            shrinking(1000).1,
-            &Policy::of(&config),
-            &shrinking(1000).2,
-            DecideOptions::default(),
-        );
-        assert_eq!(plan.action, Action::Publish);
-        config.max_growth = 3.0;
         config.write_mode = WriteMode::Merge; // a merge adds keys: never a growth refusal
-        let (census, owner, published) = shrinking(31);
-        let plan = decide(
-            census,
-            owner,
-            &Policy::of(&config),
-            &published,
-            DecideOptions::default(),
-        );
-        assert_eq!(plan.action, Action::Publish);
+        assert_eq!(decided(&config, 31, none).action, Action::Publish);
+        config.max_growth = 0.0; // off
+        config.write_mode = WriteMode::Replace;
+        assert_eq!(decided(&config, 1000, none).action, Action::Publish);
     }
 
     #[test]
