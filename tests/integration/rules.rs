@@ -14,6 +14,25 @@ fn each_rule_and_violation_on_a_hive_lake() {
     assert_eq!(rules::matrix("hive", &local).len(), 9);
 }
 
+/// The text report names the rule and its count, not the value.
+#[test]
+fn the_text_plan_counts_by_rule() {
+    let case = &CASES[0];
+    let product = Product::with_config(&rules::config(case, "hive", ""));
+    let mut lines: Vec<&str> = rules::REFERENCE.to_vec();
+    lines.push(case.bad);
+    let input = product.input("day.jsonl", &lines);
+    let ran = product.wharf(&["plan", input.to_str().unwrap()]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert!(
+        ran.stdout.contains("by rule: status.one_of 1"),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("value_not_allowed 1"), "{}", ran.stdout);
+    assert!(!ran.stdout.contains(case.secret), "{}", ran.stdout);
+}
+
 #[test]
 fn each_rule_and_violation_on_a_delta_table() {
     assert_eq!(rules::matrix("delta", &local).len(), 9);
