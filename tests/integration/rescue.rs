@@ -89,3 +89,43 @@ fn prohibited_fields_still_refuse_when_rescuing() {
     );
     assert!(!product.publish.exists());
 }
+
+/// A product that starts rescuing after landings without it: on hive, files written
+/// before lack the column and read as null (merge mode carries their rows over); a
+/// Delta table's schema is never changed, so its landing errors with nothing written.
+#[test]
+fn switching_to_rescue_later_keeps_old_rows_and_never_changes_a_delta_schema() {
+    for format in ["hive", "delta"] {
+        let product = Product::with_config(&format!(
+            "product = \"orders\"\nwrite_mode = \"merge\"\ntable_format = \"{format}\"\n{}",
+            schema()
+        ));
+        assert_eq!(
+            product
+                .run_json(&product.input("a.jsonl", &[LINES[2]]))
+                .code,
+            0
+        );
+        let before = crate::kit::tree(&product.publish);
+        let text = std::fs::read_to_string(&product.config).unwrap();
+        std::fs::write(&product.config, text.replace("\"breach\"", "\"rescue\"")).unwrap();
+        let ran = product.run_json(&product.input("b.jsonl", &[LINES[0]]));
+        if format == "delta" {
+            assert_eq!(ran.code, 1, "{}", ran.stdout);
+            assert!(
+                ran.stderr.contains("never changes a table's schema"),
+                "{}",
+                ran.stderr
+            );
+            assert_eq!(crate::kit::tree(&product.publish), before);
+            continue;
+        }
+        assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+        let rows = product.rows("2024-03-01");
+        let rescued: Vec<Option<&str>> = rows
+            .iter()
+            .map(|r| r.get("_rescued").map(String::as_str))
+            .collect();
+        assert_eq!(rescued, [Some(r#"{"eta_minutes":12}"#), None]);
+    }
+}
