@@ -46,6 +46,9 @@ pub enum Command {
         /// Plan as if the operator allowed dates to shrink beyond max_shrink.
         #[arg(long)]
         allow_shrink: bool,
+        /// Plan as if the operator allowed dates to grow beyond max_growth.
+        #[arg(long)]
+        allow_growth: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -63,6 +66,9 @@ pub enum Command {
         /// Diff as if the operator allowed dates to shrink beyond max_shrink.
         #[arg(long)]
         allow_shrink: bool,
+        /// Diff as if the operator allowed dates to grow beyond max_growth.
+        #[arg(long)]
+        allow_growth: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -72,6 +78,9 @@ pub enum Command {
         /// Publish even where a date would lose more than max_shrink of its rows.
         #[arg(long)]
         allow_shrink: bool,
+        /// Publish even where a date would grow past max_growth times its rows.
+        #[arg(long)]
+        allow_growth: bool,
         /// Write Prometheus metrics to PATH for node_exporter's textfile collector
         /// (atomically; counters and the last publish carry over from the previous file).
         #[arg(long, value_name = "PATH")]
@@ -189,26 +198,33 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Plan {
             input,
             allow_shrink,
+            allow_growth,
             engine,
-        } => plan::plan(&engine.apply(config()?)?, &input, allow_shrink, cli.json),
+        } => {
+            let options = guards(allow_shrink, allow_growth);
+            plan::plan(&engine.apply(config()?)?, &input, options, cli.json)
+        }
         Command::Diff {
             input,
             date,
             allow_shrink,
+            allow_growth,
             engine,
         } => {
             let config = engine.apply(config()?)?;
-            diff::diff(&config, &input, date.as_deref(), allow_shrink, cli.json)
+            let options = guards(allow_shrink, allow_growth);
+            diff::diff(&config, &input, date.as_deref(), options, cli.json)
         }
         Command::Run {
             input,
             allow_shrink,
+            allow_growth,
             metrics_file,
             engine,
         } => {
             let config = engine.apply(config()?)?;
             let options = run::RunOptions {
-                allow_shrink,
+                guards: guards(allow_shrink, allow_growth),
                 metrics_file,
             };
             run::run(&config, input.as_deref(), &options, cli.json)
@@ -236,6 +252,14 @@ fn dispatch(cli: Cli) -> Result<u8> {
             configs,
             engine,
         } => console::console(&cli.config, configs.as_deref(), theme.as_deref(), &engine),
+    }
+}
+
+/// What `--allow-shrink` and `--allow-growth` allow for one run (§5.9–10).
+fn guards(allow_shrink: bool, allow_growth: bool) -> crate::plan::DecideOptions {
+    crate::plan::DecideOptions {
+        allow_shrink,
+        allow_growth,
     }
 }
 

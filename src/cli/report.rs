@@ -48,6 +48,9 @@ pub fn plan_json(plan: &Plan) -> Json {
     if !plan.allowed_shrink.is_empty() {
         object["allowed_shrink"] = json!(plan.allowed_shrink);
     }
+    if !plan.allowed_growth.is_empty() {
+        object["allowed_growth"] = json!(plan.allowed_growth);
+    }
     // The quarantine holds every finding; the plan shows the first, as rejects.jsonl
     // words them (`file` and `line` within it for a set, §11.4).
     let findings: Vec<RejectRecord> = plan
@@ -177,6 +180,9 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
     if !c.by_reason.is_empty() {
         out.push_str(&format!("by reason: {}\n", c.reasons_text()));
     }
+    if !c.by_rule.is_empty() {
+        out.push_str(&format!("by rule: {}\n", inert(&c.rules_text())));
+    }
     for date in &plan.dates {
         let before = match (&date.rows_before, &date.owner_before) {
             (None, _) => "new date".to_owned(),
@@ -227,6 +233,7 @@ mod tests {
                 max: 1,
             }),
             allowed_shrink: Vec::new(),
+            allowed_growth: Vec::new(),
             counts: Counts {
                 lines: 10,
                 accepted: 7,

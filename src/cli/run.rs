@@ -17,7 +17,8 @@ use crate::plan::DecideOptions;
 
 /// `wharf run`'s flags.
 pub struct RunOptions {
-    pub allow_shrink: bool,
+    /// The guards the operator lifts for this run (§5.9, §5.10).
+    pub guards: DecideOptions,
     pub metrics_file: Option<PathBuf>,
 }
 
@@ -26,7 +27,7 @@ pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool
     if let Some(path) = &flags.metrics_file {
         pager.metrics().carry_over(path);
     }
-    let worst = land_all(config, input, flags.allow_shrink, json, &pager);
+    let worst = land_all(config, input, flags.guards, json, &pager);
     if let Some(path) = &flags.metrics_file {
         pager.settle();
         pager.metrics().write_textfile(path)?;
@@ -38,11 +39,10 @@ pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool
 fn land_all(
     config: &Config,
     input: Option<&Path>,
-    allow_shrink: bool,
+    options: DecideOptions,
     json: bool,
     pager: &Pager,
 ) -> Result<u8> {
-    let options = DecideOptions { allow_shrink };
     let paths = match input {
         Some(path) => vec![path.to_owned()],
         None => inbox::closed(&config.inbox, &config.set_marker)?

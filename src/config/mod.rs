@@ -5,6 +5,7 @@
 
 pub mod engine;
 pub mod paging;
+mod rules;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -45,6 +46,8 @@ pub struct Config {
     pub max_rejected_lines: u64,
     pub max_dates: usize,
     pub max_shrink: f64,
+    /// Replace mode: refuse a date growing past this many times its rows (0: off, §5.10).
+    pub max_growth: f64,
     pub files_per_date: usize,
     pub publish_empty: bool,
     pub keep_generations: usize,
@@ -60,6 +63,8 @@ pub struct Config {
     /// The file that closes a set in the inbox (§11.1).
     pub set_marker: String,
     pub schema: Schema,
+    /// `mostly` by field name (§1.2): a share of lines that must keep each of its rules.
+    pub mostly: Vec<(String, f64)>,
     /// Which engine does the row work (`[engine]`).
     pub engine: EngineConfig,
     /// Freshness, alerts and lineage (`max_silence`, `lineage`, `[alerts]`).
@@ -80,6 +85,8 @@ struct RawConfig {
     max_dates: i64,
     #[serde(default = "defaults::max_shrink")]
     max_shrink: f64,
+    #[serde(default)]
+    max_growth: f64,
     #[serde(default = "defaults::one")]
     files_per_date: i64,
     #[serde(default)]
@@ -115,6 +122,8 @@ struct RawSchema {
     prohibited: Vec<String>,
     #[serde(default = "defaults::unknown_fields")]
     unknown_fields: String,
+    #[serde(default = "defaults::rescue_column")]
+    rescue_column: String,
     fields: toml::Table,
 }
 
@@ -125,6 +134,11 @@ struct RawField {
     ty: String,
     #[serde(default)]
     required: bool,
+    one_of: Option<Vec<toml::Value>>,
+    min: Option<toml::Value>,
+    max: Option<toml::Value>,
+    on_violation: Option<String>,
+    mostly: Option<f64>,
 }
 
 mod defaults {
@@ -157,6 +171,9 @@ mod defaults {
     }
     pub fn unknown_fields() -> String {
         "breach".into()
+    }
+    pub fn rescue_column() -> String {
+        "_rescued".into()
     }
 }
 
@@ -191,6 +208,22 @@ impl Config {
         let mut config = validate(raw, folder).map_err(fail)?;
         config.path = path.to_owned();
         Ok(config)
+    }
+
+    /// This config as a run starting at `start` reads it: value rules relative to the
+    /// run's start (`now+10m`, §1.2) resolved once, so every line of the run meets the
+    /// same bound, on either engine.
+    pub fn at_start(&self, start: std::time::SystemTime) -> Config {
+        if !self.schema.has_rules() {
+            return self.clone();
+        }
+        let since = |t: std::time::SystemTime| match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => crate::contract::Instant::from_parts(d.as_secs() as i64, d.subsec_nanos()),
+            Err(_) => crate::contract::Instant::from_parts(0, 0),
+        };
+        let mut config = self.clone();
+        config.schema = self.schema.at(since(start));
+        config
     }
 
     /// The checkpoint file of input `name` (CONTRACT.md §7).
@@ -270,6 +303,12 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             raw.max_shrink
         ));
     }
+    if !(raw.max_growth == 0.0 || raw.max_growth >= 1.0) || !raw.max_growth.is_finite() {
+        return Err(format!(
+            "max_growth = {} must be 0.0 (off) or a factor of at least 1.0 (3.0 refuses a date growing past three times its rows)",
+            raw.max_growth
+        ));
+    }
     let write_mode = match raw.write_mode.as_str() {
         "replace" => WriteMode::Replace,
         "merge" => WriteMode::Merge,
@@ -286,6 +325,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         raw.alerts,
         folder,
     )?;
+    let (schema, mostly) = validate_schema(raw.schema)?;
     Ok(Config {
         path: folder.to_owned(),
         product,
@@ -296,6 +336,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         max_rejected_lines,
         max_dates,
         max_shrink: raw.max_shrink,
+        max_growth: raw.max_growth,
         files_per_date,
         publish_empty: raw.publish_empty,
         keep_generations,
@@ -305,7 +346,8 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         table_url,
         delta_checkpoint_interval,
         set_marker: valid_marker(raw.set_marker)?,
-        schema: validate_schema(raw.schema)?,
+        schema,
+        mostly,
         engine,
         paging,
     })
@@ -321,8 +363,11 @@ fn valid_marker(marker: String) -> std::result::Result<String, String> {
     Ok(marker)
 }
 
-fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
+type Mostly = Vec<(String, f64)>;
+
+fn validate_schema(raw: RawSchema) -> std::result::Result<(Schema, Mostly), String> {
     let mut fields = Vec::with_capacity(raw.fields.len());
+    let mut mostly = Vec::new();
     for (name, value) in raw.fields {
         let field: RawField = value.try_into().map_err(|e: toml::de::Error| {
             format!(
@@ -340,7 +385,13 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
                 ));
             }
         };
-        fields.push(Field::new(name, ty, field.required));
+        if let Some(share) = field.mostly {
+            mostly.push((name.clone(), share));
+        }
+        let rules = rules::of(&name, ty, &field)?;
+        let mut declared = Field::new(name, ty, field.required);
+        declared.rules = rules.map(Box::new);
+        fields.push(declared);
     }
     if fields.is_empty() {
         return Err("[schema.fields] declares no field; declare at least the key, order_by, event_id and date fields".into());
@@ -393,13 +444,22 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
     let unknown_fields = match raw.unknown_fields.as_str() {
         "breach" => UnknownFields::Breach,
         "reject" => UnknownFields::Reject,
+        "rescue" => UnknownFields::Rescue,
         other => {
             return Err(format!(
-                "schema.unknown_fields = {other:?}; use \"breach\" or \"reject\""
+                "schema.unknown_fields = {other:?}; use \"breach\", \"reject\" or \"rescue\""
             ));
         }
     };
-    Ok(Schema {
+    let rescue = (unknown_fields == UnknownFields::Rescue)
+        .then(|| rescue_column(&raw.rescue_column, &fields, &raw.prohibited))
+        .transpose()?;
+    // The rescue column is the last field: declared order is unchanged for every other.
+    let rescue = rescue.map(|name| {
+        fields.push(Field::new(name, FieldType::String, false));
+        fields.len() - 1
+    });
+    let schema = Schema {
         fields,
         key,
         order_by,
@@ -408,7 +468,32 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<Schema, String> {
         date_of,
         prohibited: raw.prohibited,
         unknown_fields,
-    })
+        rescue,
+    };
+    Ok((schema, mostly))
+}
+
+/// `rescue_column`: a plain name no declared or prohibited field has.
+fn rescue_column(
+    name: &str,
+    fields: &[Field],
+    prohibited: &[String],
+) -> std::result::Result<String, String> {
+    if name.is_empty()
+        || name
+            .chars()
+            .any(|c| c.is_control() || c == '"' || c == '\\')
+    {
+        return Err(format!(
+            "schema.rescue_column = {name:?} must be a plain non-empty name, such as \"_rescued\""
+        ));
+    }
+    if fields.iter().any(|f| f.name == name) || prohibited.iter().any(|p| p == name) {
+        return Err(format!(
+            "schema.rescue_column = {name:?} is a declared or prohibited field; name a column of its own"
+        ));
+    }
+    Ok(name.to_owned())
 }
 
 fn at_least_one(name: &str, value: i64) -> std::result::Result<u64, String> {
@@ -542,9 +627,76 @@ pub(crate) mod fixtures {
         orders_keyed_by("int")
     }
 
+    /// [`orders`] with value rules (§1.2) on four fields, relative bounds resolved
+    /// against 2040-01-01: each rule splits the lines the tests generate.
+    pub fn ruled() -> Config {
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(2_208_988_800);
+        let config = parse(&ruled_text(), "ruled").at_start(start); // 2040-01-01T00:00:00Z
+        let ruled = config.schema.fields.iter().filter(|f| f.rules.is_some());
+        assert_eq!(ruled.count(), 4, "every rule of the fixture took");
+        config
+    }
+
+    /// [`orders`] keeping unknown fields in `_rescued` (§1.1), with [`ruled`]'s rules.
+    pub fn rescuing() -> Config {
+        let text = ruled_text().replace(
+            "prohibited = [\"email\"]",
+            "prohibited = [\"email\"]\nunknown_fields = \"rescue\"",
+        );
+        parse(&text, "rescuing")
+    }
+
+    fn ruled_text() -> String {
+        let mut text = ORDERS.to_owned();
+        for (field, rules) in [
+            (
+                "order_id",
+                r#"required = true, min = -500000000000000000, max = 500000000000000000"#,
+            ),
+            (
+                "status",
+                r#"required = true, one_of = ["", "a", "b", "c", "d", "e", "paid"]"#,
+            ),
+            (
+                "updated_at",
+                r#"required = true, min = "2010-01-01T00:00:00Z", max = "now+3650d", on_violation = "breach""#,
+            ),
+            (
+                "seq",
+                r#"one_of = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1, -2], min = 0"#,
+            ),
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(field))
+                .unwrap_or_default()
+                .to_owned();
+            let ruled = match line.split_once("required = true") {
+                Some((head, tail)) => format!("{head}{rules}{tail}"),
+                None => line.replace(" }", &format!(", {rules} }}")),
+            };
+            text = text.replace(&line, &ruled);
+        }
+        text
+    }
+
+    fn parse(text: &str, what: &str) -> Config {
+        match Config::parse(text, Path::new("/w.toml"), Path::new("/")) {
+            Ok(config) => config,
+            Err(e) => panic!("the {what} fixture parses: {e}"),
+        }
+    }
+
     /// [`orders`] with its key `order_id` of field type `key_type`.
     pub fn orders_keyed_by(key_type: &str) -> Config {
-        let text = r#"
+        let text = ORDERS.replace(
+            r#"order_id   = { type = "int""#,
+            &format!(r#"order_id   = {{ type = "{key_type}""#),
+        );
+        parse(&text, "orders")
+    }
+
+    const ORDERS: &str = r#"
 product = "orders"
 [schema]
 key = "order_id"
@@ -561,15 +713,6 @@ updated_at = { type = "timestamp", required = true }
 seq        = { type = "int" }
 city       = { type = "string" }
 "#;
-        let text = text.replace(
-            r#"order_id   = { type = "int""#,
-            &format!(r#"order_id   = {{ type = "{key_type}""#),
-        );
-        match Config::parse(&text, Path::new("/w.toml"), Path::new("/")) {
-            Ok(config) => config,
-            Err(e) => panic!("the orders fixture parses: {e}"),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -723,6 +866,54 @@ seq        = { type = "int" }
     }
 
     #[test]
+    fn value_rules_must_fit_their_field() {
+        let with = |seq: &str| SCHEMA.replace(r#"seq        = { type = "int" }"#, seq);
+        for (seq, wanted) in [
+            (
+                r#"seq = { type = "int", one_of = ["a"] }"#,
+                "must list integers",
+            ),
+            (r#"seq = { type = "int", one_of = [] }"#, "is empty"),
+            (
+                r#"seq = { type = "int", min = "now" }"#,
+                "must be an integer",
+            ),
+            (
+                r#"seq = { type = "string", min = 1 }"#,
+                "takes one_of, not min",
+            ),
+            (
+                r#"seq = { type = "timestamp", one_of = ["x"] }"#,
+                "not one_of",
+            ),
+            (
+                r#"seq = { type = "timestamp", max = "now+10x" }"#,
+                "now+10m",
+            ),
+            (
+                r#"seq = { type = "int", min = 0, on_violation = "drop" }"#,
+                "on_violation",
+            ),
+            (r#"seq = { type = "int", min = 0, mostly = 1.5 }"#, "mostly"),
+            (r#"seq = { type = "int", mostly = 0.9 }"#, "no rule"),
+        ] {
+            let text = message("product = \"o\"", &with(seq));
+            assert!(
+                text.contains(wanted) && text.contains("seq"),
+                "{seq}: {text}"
+            );
+        }
+        let config = parse(
+            "product = \"o\"",
+            &with(r#"seq = { type = "int", one_of = [1, 2], max = 5, mostly = 0.99 }"#),
+        )
+        .unwrap();
+        assert_eq!(config.mostly, [("seq".to_owned(), 0.99)]);
+        let seq = config.schema.index_of("seq").unwrap();
+        assert!(config.schema.fields[seq].rules.is_some());
+    }
+
+    #[test]
     fn caps_must_be_positive() {
         for (head, field) in [
             ("max_dates = 0", "max_dates"),
@@ -731,6 +922,8 @@ seq        = { type = "int" }
             ("keep_generations = 0", "keep_generations"),
             ("max_rejected_lines = -5", "max_rejected_lines"),
             ("max_shrink = 1.5", "max_shrink"),
+            ("max_growth = 0.5", "max_growth"),
+            ("max_growth = -1.0", "max_growth"),
             ("write_mode = \"upsert\"", "write_mode"),
             ("typo_field = 1", "typo_field"),
         ] {

@@ -312,6 +312,15 @@ pub struct LandingDiff {
     pub state: ChangesState,
 }
 
+/// The word an operator types to override the plan's guard: `shrink` (§5.9) or `grow`
+/// (§5.10).
+pub fn guard_word(plan: &Plan) -> &'static str {
+    match plan.refusal {
+        Some(crate::plan::Refusal::Growth { .. }) => "grow",
+        _ => "shrink",
+    }
+}
+
 /// A modal question or answer.
 #[derive(Clone, Debug)]
 pub enum Dialog {
@@ -321,7 +330,8 @@ pub enum Dialog {
         stamp: Stamp,
         plan: Arc<Plan>,
     },
-    /// A `shrink` refusal: lands only when the operator types `shrink`.
+    /// A `shrink` (or `growth`) refusal: lands only when the operator types `shrink`
+    /// (or `grow`).
     ConfirmShrink {
         path: PathBuf,
         stamp: Stamp,

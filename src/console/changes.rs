@@ -24,6 +24,8 @@ pub enum Outcome {
     /// It is refused for `shrink` unless the operator confirms; the changes are what it
     /// writes then.
     IfShrinkConfirmed,
+    /// The same for `growth` (§5.10).
+    IfGrowthConfirmed,
     /// It is refused: nothing would change.
     Refused { code: &'static str, why: String },
     /// Already published, every date still its own: nothing would change.
@@ -288,10 +290,14 @@ pub fn build(
     let (preview, outcome) = match (&plan.plan.action, &plan.plan.refusal) {
         (Action::Publish, _) => (plan, Outcome::Publishes),
         (Action::Skip, _) => (plan, Outcome::Skipped),
-        (Action::Refuse, Some(Refusal::Shrink { .. })) => {
-            let allowed = DecideOptions { allow_shrink: true };
+        (Action::Refuse, Some(refusal @ (Refusal::Shrink { .. } | Refusal::Growth { .. }))) => {
+            let allowed = DecideOptions::confirming(refusal).unwrap_or_default();
+            let outcome = match refusal {
+                Refusal::Growth { .. } => Outcome::IfGrowthConfirmed,
+                _ => Outcome::IfShrinkConfirmed,
+            };
             let confirmed = preview::preview(config, engine.as_mut(), path, allowed, progress)?;
-            (confirmed, Outcome::IfShrinkConfirmed)
+            (confirmed, outcome)
         }
         (Action::Refuse, refusal) => {
             let code = plan.plan.reason().unwrap_or("refused");

@@ -261,7 +261,7 @@ pub enum Effect {
         id: u64,
         path: PathBuf,
         stamp: Stamp,
-        allow_shrink: bool,
+        allow: crate::plan::DecideOptions,
     },
     Restore {
         id: u64,

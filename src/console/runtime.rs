@@ -320,11 +320,11 @@ impl Console {
                 id,
                 path,
                 stamp,
-                allow_shrink,
+                allow,
             } => self.spawn(
                 id,
                 move |cancel, report| {
-                    workers::land(&config, id, (&path, stamp), allow_shrink, cancel, report)
+                    workers::land(&config, id, (&path, stamp), allow, cancel, report)
                 },
                 move |e| Report::Landed { id, result: Err(e) },
             ),
@@ -543,7 +543,8 @@ fn read_now(config: &Config, effect: Effect) -> Report {
                 &index,
                 start,
                 super::raw::window_lines(&index),
-                &config.schema,
+                // §1.2's `now`: the rules as a run starting now would read them.
+                &config.at_start(std::time::SystemTime::now()).schema,
                 config.max_line_bytes,
             )
             .map_err(|e| e.to_string());

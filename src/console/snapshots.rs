@@ -448,6 +448,7 @@ fn a_plan_refused_before_the_row_work() {
         action: ranked.action,
         refusal: ranked.refusal.clone(),
         allowed_shrink: Vec::new(),
+        allowed_growth: Vec::new(),
         counts,
         dates: Vec::new(),
         unranked: true,

@@ -150,7 +150,7 @@ pub fn land(
     config: &Config,
     id: u64,
     (path, stamp): (&Path, Stamp),
-    allow_shrink: bool,
+    options: DecideOptions,
     cancel: &AtomicBool,
     report: Sink,
 ) -> Report {
@@ -167,7 +167,6 @@ pub fn land(
         };
     }
     let mut last = 0;
-    let options = DecideOptions { allow_shrink };
     let result = engine::open(config).and_then(|mut engine| {
         land::run(config, engine.as_mut(), path, options, &mut |progress| {
             let reading = matches!(progress, Progress::Reading { .. });
@@ -186,7 +185,7 @@ pub fn land(
             status: outcome.status,
             plan: Arc::new(outcome.plan),
             duration_ms: outcome.duration_ms,
-            allowed_shrink: allow_shrink,
+            allowed_shrink: options.allow_shrink,
         })
         .map_err(|e| e.to_string());
     Report::Landed { id, result }

@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use super::LineReason;
 use super::json::{self, Kind, Parsed, Raw};
+use super::rules::Rule;
 use super::schema::{FieldType, Schema, UnknownFields};
 use super::timestamp::{self, Instant, TimestampError};
 
@@ -117,9 +118,20 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
     let mut slots: SmallVec<[Option<Raw<'_>>; 16]> = SmallVec::from_elem(None, schema.fields.len());
     let mut unknown: Option<&str> = None;
     let mut duplicate: Option<&str> = None;
+    // §1.1 rescue: the unknown members, in the order they appear.
+    let mut rescued: SmallVec<[(&str, Raw<'_>); 4]> = SmallVec::new();
+    let rescuing = schema.unknown_fields == UnknownFields::Rescue;
     for (name, value) in members {
-        match schema.index_of(name) {
-            None => unknown = unknown.or(Some(name)),
+        match schema.member_index(name) {
+            None if rescuing && rescued.iter().any(|(n, _)| n == name) => {
+                duplicate = duplicate.or(Some(name));
+            }
+            None => {
+                unknown = unknown.or(Some(name));
+                if rescuing {
+                    rescued.push((name, *value));
+                }
+            }
             Some(index) if slots[index].is_some() => duplicate = duplicate.or(Some(name)),
             Some(index) => slots[index] = Some(*value),
         }
@@ -137,10 +149,11 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
     }
     if let Some(name) = unknown {
         let unknown = issue(LineReason::UnknownField, name);
-        return match schema.unknown_fields {
-            UnknownFields::Breach => Outcome::Breach(unknown),
-            UnknownFields::Reject => Outcome::Rejected(unknown),
-        };
+        match schema.unknown_fields {
+            UnknownFields::Breach => return Outcome::Breach(unknown),
+            UnknownFields::Reject => return Outcome::Rejected(unknown),
+            UnknownFields::Rescue => {}
+        }
     }
     if let Some(name) = duplicate {
         // Every key is declared by now, so this is the first key repeated, in line order.
@@ -198,7 +211,56 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
             values[index] = Value::Ts(instant);
         }
     }
+    if let Some((index, rule)) = broken_rule(schema, &values) {
+        let field = &schema.fields[index];
+        let broken = issue(rule.reason(), &field.name);
+        return match field.rules.as_ref().is_some_and(|r| r.breach) {
+            true => Outcome::Breach(broken),
+            false => Outcome::Rejected(broken),
+        };
+    }
+    if let (Some(index), false) = (schema.rescue, rescued.is_empty()) {
+        values[index] = Value::Str(rescued_object(&rescued).into());
+    }
     Outcome::Accepted(values.into_iter().collect())
+}
+
+/// The rescued members as one compact JSON object, in the order they appeared; each
+/// value's JSON text as the line wrote it.
+fn rescued_object(members: &[(&str, Raw<'_>)]) -> String {
+    let mut out = String::from("{");
+    for (i, (name, raw)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(name).unwrap_or_default());
+        out.push(':');
+        out.push_str(raw.get());
+    }
+    out.push('}');
+    out
+}
+
+/// §1.2 on a typed line: every field's `one_of` (declared order), then every field's
+/// range; the first broken rule and its field. A null breaks no rule.
+pub fn broken_rule(schema: &Schema, values: &[Value]) -> Option<(usize, Rule)> {
+    if !schema.has_rules() {
+        return None;
+    }
+    let ruled = || {
+        schema
+            .fields
+            .iter()
+            .zip(values)
+            .enumerate()
+            .filter_map(|(i, (f, v))| f.rules.as_deref().map(|r| (i, r, v)))
+    };
+    if let Some((i, _, _)) = ruled().find(|(_, r, v)| !r.allows(v)) {
+        return Some((i, Rule::OneOf));
+    }
+    ruled()
+        .find(|(_, r, v)| !r.in_range(v))
+        .map(|(i, _, _)| (i, Rule::Range))
 }
 
 fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -> Outcome {
@@ -237,4 +299,42 @@ fn reported_name(name: &str) -> String {
         end -= 1;
     }
     format!("{}…", &name[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rescued(line: &str) -> Outcome {
+        let schema = crate::config::fixtures::rescuing().schema;
+        classify(LineBytes::Kept(line.as_bytes()), &schema)
+    }
+
+    /// §1.1 rescue: unknown members as one object, in their order, in the last column;
+    /// a member named as the rescue column is itself unknown; prohibited still breaches.
+    #[test]
+    fn unknown_members_are_rescued_in_order() {
+        let schema = crate::config::fixtures::rescuing().schema;
+        let rescue = schema.rescue.expect("a rescue column");
+        assert_eq!(schema.fields[rescue].name, "_rescued");
+        let line = r#"{"zeta":1,"event_id":"e1","order_id":7,"_rescued":"x","status":"paid","updated_at":"2024-03-01T10:00:00Z","eta": {"m" : [1, 2]}}"#;
+        let Outcome::Accepted(record) = rescued(line) else {
+            panic!("{:?}", rescued(line));
+        };
+        assert_eq!(
+            record[rescue],
+            Value::Str(r#"{"zeta":1,"_rescued":"x","eta":{"m" : [1, 2]}}"#.into())
+        );
+        let plain =
+            r#"{"event_id":"e1","order_id":7,"status":"paid","updated_at":"2024-03-01T10:00:00Z"}"#;
+        assert!(matches!(rescued(plain), Outcome::Accepted(r) if r[rescue] == Value::Null));
+        let twice = r#"{"event_id":"e1","order_id":7,"status":"paid","updated_at":"2024-03-01T10:00:00Z","x":1,"x":2}"#;
+        assert!(
+            matches!(rescued(twice), Outcome::Rejected(i) if i.reason == LineReason::DuplicateKey)
+        );
+        let leaky = r#"{"event_id":"e1","order_id":7,"status":"paid","updated_at":"2024-03-01T10:00:00Z","email":"a"}"#;
+        assert!(
+            matches!(rescued(leaky), Outcome::Breach(i) if i.reason == LineReason::ProhibitedField)
+        );
+    }
 }

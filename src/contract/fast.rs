@@ -7,6 +7,7 @@
 //! which a differential property test checks on generated and mutated lines.
 
 use super::row;
+use super::rules::FieldRules;
 use super::schema::{Field, FieldType, Schema};
 use super::timestamp::{self, DayCache, Instant};
 
@@ -50,6 +51,14 @@ pub fn accept(
         if field.required && matches!(slot, Slot::Absent | Slot::Null) {
             return false;
         }
+        // A broken value rule (§1.2): the full path names the rule and its field.
+        if field
+            .rules
+            .as_deref()
+            .is_some_and(|r| !holds(r, *slot, line))
+        {
+            return false;
+        }
     }
     // At most 13 bytes a field beside the strings' bytes, which are the line's.
     out.reserve(line.len() + 13 * slots.len());
@@ -66,6 +75,16 @@ pub fn accept(
     }
     starts.push((out.len() - base) as u32);
     true
+}
+
+/// Whether `slot` keeps `rules` (a null or absent value breaks none).
+fn holds(rules: &FieldRules, slot: Slot, line: &[u8]) -> bool {
+    match slot {
+        Slot::Absent | Slot::Null => true,
+        Slot::Int(n) => rules.allows_int(n) && rules.int_in_range(n),
+        Slot::Str(start, end) => rules.allows_str(&line[start as usize..end as usize]),
+        Slot::Ts(instant) => rules.instant_in_range(instant),
+    }
 }
 
 /// Fills `slots` from the line's members; `None` declines the line.
@@ -91,8 +110,10 @@ fn scan(line: &[u8], schema: &Schema, slots: &mut [Slot], days: &mut DayCache) -
                 (index, colon + 1)
             }
         };
-        if !matches!(slots[index], Slot::Absent) {
-            return None; // a duplicate key: the full path names it
+        if !matches!(slots[index], Slot::Absent) || Some(index) == schema.rescue {
+            // A duplicate key, or a member named as the rescue column (itself rescued):
+            // the full path classifies it.
+            return None;
         }
         guess = index + 1;
         let at_value = skip_ws(line, value_at);
@@ -435,6 +456,8 @@ mod tests {
                 &[
                     r#""email":"x""#,
                     r#""other":1"#,
+                    r#""_rescued":"x""#,
+                    r#""other":{"a": [1, "b"]}"#,
                     r#""st\u0061tus":"a""#,
                     r#""status":"again""#,
                     r#""seq":1"#,
@@ -469,6 +492,29 @@ mod tests {
                 // Declining is only allowed where classify's full parse is needed: a
                 // line it accepts has no escapes in the generator, so it must be fast.
                 None => prop_assert!(full.is_none() || line.contains('\\'), "declined {}", line),
+            }
+        }
+
+        /// The same with value rules (§1.2) on four fields: the fast path declines
+        /// every line breaking one, and accepts the rest exactly as classify does.
+        #[test]
+        fn with_value_rules_the_fast_path_agrees_with_classify(line in line()) {
+            let schema = crate::config::fixtures::ruled().schema;
+            let full = full(line.as_bytes(), &schema);
+            match fast(line.as_bytes(), &schema) {
+                Some(encoded) => prop_assert_eq!(Some(encoded), full, "{}", line),
+                None => prop_assert!(full.is_none() || line.contains('\\'), "declined {}", line),
+            }
+        }
+
+        /// The same keeping unknown fields (§1.1): a line with one is classified the
+        /// full way, which rescues it; the rest agree.
+        #[test]
+        fn rescuing_the_fast_path_agrees_with_classify(line in line()) {
+            let schema = crate::config::fixtures::rescuing().schema;
+            let full = full(line.as_bytes(), &schema);
+            if let Some(encoded) = fast(line.as_bytes(), &schema) {
+                prop_assert_eq!(Some(encoded), full, "{}", line);
             }
         }
 

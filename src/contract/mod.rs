@@ -7,11 +7,13 @@
 //! - [`fast`]: the common accepted shape in one pass, agreeing with `classify`.
 //! - [`row`]: the compact encoding of accepted records for the hot path.
 //! - [`schema`]: the declared fields and their roles.
+//! - [`rules`]: value rules on declared fields (§1.2).
 
 pub mod classify;
 pub mod fast;
 pub mod json;
 pub mod row;
+pub mod rules;
 pub mod schema;
 pub mod timestamp;
 
@@ -36,12 +38,16 @@ pub enum LineReason {
     BadType,
     TimestampWithoutOffset,
     BadTimestamp,
+    /// A value outside its field's `one_of` (§1.2).
+    ValueNotAllowed,
+    /// A value below its field's `min` or above its `max` (§1.2).
+    OutOfRange,
     Conflict,
 }
 
 impl LineReason {
     /// Every reason, in the order above.
-    pub const ALL: [LineReason; 12] = [
+    pub const ALL: [LineReason; 14] = [
         LineReason::LineTooLong,
         LineReason::InvalidUtf8,
         LineReason::MalformedJson,
@@ -53,6 +59,8 @@ impl LineReason {
         LineReason::BadType,
         LineReason::TimestampWithoutOffset,
         LineReason::BadTimestamp,
+        LineReason::ValueNotAllowed,
+        LineReason::OutOfRange,
         LineReason::Conflict,
     ];
 
@@ -75,6 +83,8 @@ impl LineReason {
             LineReason::BadType => "bad_type",
             LineReason::TimestampWithoutOffset => "timestamp_without_offset",
             LineReason::BadTimestamp => "bad_timestamp",
+            LineReason::ValueNotAllowed => "value_not_allowed",
+            LineReason::OutOfRange => "out_of_range",
             LineReason::Conflict => "conflict",
         }
     }

@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+use super::rules::FieldRules;
+use super::timestamp::Instant;
+
 /// The JSON shape a declared field must have (CONTRACT.md, "Field types").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldType {
@@ -40,6 +43,8 @@ pub struct Field {
     pub name: String,
     pub ty: FieldType,
     pub required: bool,
+    /// Value rules (§1.2), when the field has any.
+    pub rules: Option<Box<FieldRules>>,
     /// `name` has no quote, backslash or control character: JSON writes it as itself.
     plain: bool,
     /// `"name":`, how compact JSON starts this member, when `plain` (else empty).
@@ -58,6 +63,7 @@ impl Field {
             name,
             ty,
             required,
+            rules: None,
             plain,
             compact,
         }
@@ -83,6 +89,8 @@ pub enum UnknownFields {
     Breach,
     /// Only the line is rejected.
     Reject,
+    /// Kept, as one JSON object a row, in the schema's rescue column (§1.1).
+    Rescue,
 }
 
 /// The validated schema: field roles are indexes into `fields`.
@@ -96,12 +104,38 @@ pub struct Schema {
     pub date_of: usize,
     pub prohibited: Vec<String>,
     pub unknown_fields: UnknownFields,
+    /// `unknown_fields = "rescue"`: the index of the rescue column, the last field, a
+    /// nullable string that no member of a line fills by name (§1.1).
+    pub rescue: Option<usize>,
 }
 
 impl Schema {
+    /// This schema with every value rule relative to the run's start resolved against
+    /// `start` (§1.2): what classification reads during that run.
+    pub fn at(&self, start: Instant) -> Schema {
+        let mut schema = self.clone();
+        for field in &mut schema.fields {
+            if let Some(rules) = &field.rules {
+                field.rules = Some(Box::new(rules.at(start)));
+            }
+        }
+        schema
+    }
+
+    /// Whether any declared field carries a value rule.
+    pub fn has_rules(&self) -> bool {
+        self.fields.iter().any(|f| f.rules.is_some())
+    }
+
     /// The index of the declared field called `name`.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// The index of the field a line's member `name` fills: a declared field, never the
+    /// rescue column (a member of that name is itself unknown, and rescued).
+    pub fn member_index(&self, name: &str) -> Option<usize> {
+        self.index_of(name).filter(|&i| Some(i) != self.rescue)
     }
 
     /// The name of the field at `index`.
@@ -114,6 +148,9 @@ impl Schema {
     /// dictionary on a column of unique values is built, overflows and is thrown away
     /// for nothing; both engines write by this one rule.
     pub fn dictionary_encoded(&self, index: usize) -> bool {
-        self.fields[index].ty == FieldType::String && index != self.key && index != self.event_id
+        self.fields[index].ty == FieldType::String
+            && index != self.key
+            && index != self.event_id
+            && Some(index) != self.rescue
     }
 }

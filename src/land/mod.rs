@@ -73,6 +73,7 @@ pub fn plan_input(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
+    let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
     plan_with_manifest(config, engine, path, options, progress).map(|(plan, _, _)| plan)
 }
 
@@ -116,6 +117,7 @@ pub fn run(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutcome> {
     let started = Instant::now();
+    let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");

@@ -36,6 +36,7 @@ pub fn preview(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Preview> {
+    let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
     let (plan, _, root) = plan_with_manifest(config, engine, path, options, progress)?;
     if plan.action != Action::Publish {
         return Ok(Preview {

@@ -27,6 +27,9 @@ pub struct RejectRecord {
     pub field: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// The value rule the line broke (`one_of`, `range`, §1.2), never the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl RejectRecord {
@@ -39,6 +42,8 @@ impl RejectRecord {
             reason: finding.issue.reason.code().to_owned(),
             field: finding.issue.field.clone(),
             event_id: finding.issue.event_id.clone(),
+            rule: crate::contract::rules::Rule::of_reason(finding.issue.reason)
+                .map(|r| r.name().to_owned()),
         }
     }
 }
@@ -55,6 +60,9 @@ pub struct QuarantineSummary {
     pub accepted: u64,
     pub rejected: u64,
     pub by_reason: BTreeMap<String, u64>,
+    /// Lines by broken value rule, `field.rule` (§1.2).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_rule: BTreeMap<String, u64>,
     pub written_at: String,
     pub tool_version: String,
     /// The run that wrote it (absent from a summary written before run ids).
@@ -114,6 +122,7 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
         accepted: plan.counts.accepted,
         rejected: plan.counts.rejected,
         by_reason: by_reason(&plan.counts),
+        by_rule: plan.counts.by_rule.clone(),
         written_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         run_id: plan.run_id.clone(),

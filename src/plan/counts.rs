@@ -30,9 +30,28 @@ pub struct Counts {
     pub stale: u64,
     /// Every rejected or breaching line by its reason code.
     pub by_reason: BTreeMap<LineReason, u64>,
+    /// Lines that broke a value rule (§1.2), by rule (`field.one_of`, `field.range`); a
+    /// line is counted under the first rule it breaks, the one its reason names.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_rule: BTreeMap<String, u64>,
+}
+
+/// The rule a finding broke, as [`Counts::by_rule`] names it, when it broke one.
+pub fn rule_of(issue: &LineIssue) -> Option<String> {
+    let rule = crate::contract::rules::Rule::of_reason(issue.reason)?;
+    Some(crate::contract::rules::rule_name(
+        issue.field.as_deref().unwrap_or_default(),
+        rule,
+    ))
 }
 
 impl Counts {
+    /// Counts a rejected or breaching line by its reason and, for a broken value rule,
+    /// by its rule.
+    pub fn count_finding(&mut self, issue: &LineIssue) {
+        count_finding(&mut self.by_reason, &mut self.by_rule, issue);
+    }
+
     /// `code n · code n …` for every reason with lines, for reports.
     pub fn reasons_text(&self) -> String {
         let parts: Vec<String> = self
@@ -41,6 +60,28 @@ impl Counts {
             .map(|(r, n)| format!("{r} {n}"))
             .collect();
         parts.join(" · ")
+    }
+
+    /// `field.rule n · …` for every value rule broken, for reports.
+    pub fn rules_text(&self) -> String {
+        let parts: Vec<String> = self
+            .by_rule
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        parts.join(" · ")
+    }
+}
+
+/// [`Counts::count_finding`] into the two maps, for an engine that keeps them apart.
+pub fn count_finding(
+    by_reason: &mut BTreeMap<LineReason, u64>,
+    by_rule: &mut BTreeMap<String, u64>,
+    issue: &LineIssue,
+) {
+    *by_reason.entry(issue.reason).or_default() += 1;
+    if let Some(rule) = rule_of(issue) {
+        *by_rule.entry(rule).or_default() += 1;
     }
 }
 

@@ -15,6 +15,10 @@ pub struct Policy {
     pub max_rejected_lines: u64,
     pub max_dates: usize,
     pub max_shrink: f64,
+    /// §5.10: 0 is off.
+    pub max_growth: f64,
+    /// §1.2: `mostly` by field name.
+    pub mostly: Vec<(String, f64)>,
     pub publish_empty: bool,
     pub write_mode: WriteMode,
 }
@@ -26,6 +30,8 @@ impl Policy {
             max_rejected_lines: config.max_rejected_lines,
             max_dates: config.max_dates,
             max_shrink: config.max_shrink,
+            max_growth: config.max_growth,
+            mostly: config.mostly.clone(),
             publish_empty: config.publish_empty,
             write_mode: config.write_mode,
         }
@@ -33,10 +39,30 @@ impl Policy {
 }
 
 /// What the operator allows for this run.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DecideOptions {
     /// Publish even where a date would lose more than `max_shrink` of its rows.
     pub allow_shrink: bool,
+    /// Publish even where a date would grow past `max_growth` times its rows.
+    pub allow_growth: bool,
+}
+
+impl DecideOptions {
+    /// What an operator's confirmation of `refusal` allows, when it is a guard one may
+    /// override for a run (§5.9 shrink, §5.10 growth); `None` for any other refusal.
+    pub fn confirming(refusal: &Refusal) -> Option<DecideOptions> {
+        match refusal {
+            Refusal::Shrink { .. } => Some(DecideOptions {
+                allow_shrink: true,
+                ..DecideOptions::default()
+            }),
+            Refusal::Growth { .. } => Some(DecideOptions {
+                allow_growth: true,
+                ..DecideOptions::default()
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// Decides what a run does with the input `owner` (its name and hash), from what an
@@ -73,6 +99,7 @@ pub fn decide(
         action: Action::Publish,
         refusal: None,
         allowed_shrink: Vec::new(),
+        allowed_growth: Vec::new(),
         counts: census.counts.clone(),
         dates,
         unranked: census.unranked,
@@ -93,12 +120,20 @@ pub fn decide(
         .filter(|d| loses_too_much(d, policy.max_shrink))
         .map(|d| d.event_date)
         .collect();
+    let growing: Vec<_> = plan
+        .dates
+        .iter()
+        .filter(|d| grows_too_much(d, policy.max_growth))
+        .map(|d| d.event_date)
+        .collect();
     let refusal = if let Some(breach) = census.first_breach() {
         Some(Refusal::Breach {
             reason: breach.issue.reason,
             line: breach.line,
             field: breach.issue.field.clone(),
         })
+    } else if let Some(share) = rule_share(&census.counts, &policy.mostly) {
+        Some(share)
     } else if census.counts.rejected > policy.max_rejected_lines {
         Some(Refusal::RejectCap {
             rejected: census.counts.rejected,
@@ -121,6 +156,18 @@ pub fn decide(
         }
     } else {
         None
+    };
+    // §5.10 runs after §5.9: a shrink allowed for this run still meets the growth guard.
+    let refusal = match refusal {
+        None if policy.write_mode == WriteMode::Replace && !growing.is_empty() => {
+            if options.allow_growth {
+                plan.allowed_growth = growing;
+                None
+            } else {
+                Some(Refusal::Growth { dates: growing })
+            }
+        }
+        other => other,
     };
     plan.action = if refusal.is_some() {
         Action::Refuse
@@ -155,6 +202,35 @@ fn loses_too_much(date: &DatePlan, max_shrink: f64) -> bool {
     match date.rows_before {
         Some(before) if before > date.rows => {
             (before - date.rows) as f64 / before as f64 > max_shrink
+        }
+        _ => false,
+    }
+}
+
+/// §1.2 `mostly`: the first rule (by name) broken by more than `1 − mostly` of the
+/// input's non-blank lines.
+fn rule_share(counts: &super::Counts, mostly: &[(String, f64)]) -> Option<Refusal> {
+    let lines = counts.lines - counts.blank;
+    counts.by_rule.iter().find_map(|(rule, &broken)| {
+        let field = rule.rsplit_once('.').map(|(field, _)| field);
+        let (_, share) = mostly.iter().find(|(f, _)| Some(f.as_str()) == field)?;
+        // A decimal share is not exact in binary (1 − 0.9 is 0.0999…): exactly
+        // `1 − mostly` of the lines must not read as more.
+        let allowed = (1.0 - share) * lines as f64 + 1e-9 * lines.max(1) as f64;
+        (broken as f64 > allowed).then(|| Refusal::RuleShare {
+            rule: rule.clone(),
+            broken,
+            lines,
+            mostly: share.to_string(),
+        })
+    })
+}
+
+/// §5.10: the date exists and would grow past `max_growth` times its rows (0: off).
+fn grows_too_much(date: &DatePlan, max_growth: f64) -> bool {
+    match date.rows_before {
+        Some(before) if max_growth > 0.0 && before > 0 => {
+            date.rows as f64 > before as f64 * max_growth
         }
         _ => false,
     }
@@ -232,7 +308,10 @@ mod tests {
         let day = &plan.dates[0];
         assert_eq!((day.rows, day.rows_before), (2, Some(10)));
         assert_eq!(day.owner_before.as_deref(), Some("a.jsonl"));
-        let allowed = DecideOptions { allow_shrink: true };
+        let allowed = DecideOptions {
+            allow_shrink: true,
+            ..DecideOptions::default()
+        };
         let plan = decide(
             census,
             owner.clone(),
@@ -252,6 +331,73 @@ mod tests {
             DecideOptions::default(),
         );
         assert_eq!((plan.action, plan.counts.keys), (Action::Publish, 6));
+    }
+
+    /// [`shrinking`]'s census of `keys` winners decided under `config`.
+    fn decided(config: &Config, keys: u64, options: DecideOptions) -> Plan {
+        let (census, owner, published) = shrinking(keys);
+        decide(census, owner, &Policy::of(config), &published, options)
+    }
+
+    #[test]
+    fn a_date_growing_past_max_growth_is_refused_unless_allowed() {
+        let mut config = crate::config::fixtures::orders();
+        config.max_growth = 3.0;
+        let none = DecideOptions::default();
+        // 10 rows published: 30 is exactly 3×, 31 is past it.
+        assert_eq!(decided(&config, 30, none).action, Action::Publish);
+        let plan = decided(&config, 31, none);
+        assert_eq!(plan.reason(), Some("growth"));
+        let why = plan.refusal.as_ref().map(|r| r.explain(&plan));
+        assert!(why.is_some_and(|w| w.contains("2024-03-01 10 → 31")));
+        let allowed = DecideOptions {
+            allow_growth: true,
+            ..none
+        };
+        let plan = decided(&config, 31, allowed);
+        assert_eq!(plan.action, Action::Publish);
+        assert_eq!(plan.allowed_growth, [date("2024-03-01")]);
+        // Allowing a shrink does not allow a growth.
+        let shrink = DecideOptions::confirming(&Refusal::Shrink { dates: vec![] });
+        let plan = decided(&config, 31, shrink.unwrap_or_default());
+        assert_eq!(plan.reason(), Some("growth"));
+        config.write_mode = WriteMode::Merge; // a merge adds keys: never a growth refusal
+        assert_eq!(decided(&config, 31, none).action, Action::Publish);
+        config.max_growth = 0.0; // off
+        config.write_mode = WriteMode::Replace;
+        assert_eq!(decided(&config, 1000, none).action, Action::Publish);
+    }
+
+    #[test]
+    fn a_rule_broken_by_more_than_one_minus_mostly_refuses_the_file() {
+        let mut config = crate::config::fixtures::orders();
+        config.mostly = vec![("status".into(), 0.9)];
+        let policy = Policy::of(&config);
+        let decided = |broken: u64, blank: u64| {
+            let (mut census, owner, published) = shrinking(10);
+            census.counts.lines = 100 + blank;
+            census.counts.blank = blank;
+            census.counts.rejected = broken;
+            census.counts.by_rule = BTreeMap::from([
+                ("status.one_of".to_owned(), broken),
+                ("city.one_of".to_owned(), 50), // no mostly: the reject cap's
+            ]);
+            decide(census, owner, &policy, &published, DecideOptions::default())
+        };
+        // Exactly 1 − mostly of the non-blank lines (blank ones do not count) is allowed.
+        assert_eq!(decided(10, 40).reason(), None);
+        let plan = decided(11, 40);
+        assert_eq!(plan.reason(), Some("rule_share"));
+        let why = plan
+            .refusal
+            .as_ref()
+            .map(|r| r.explain(&plan))
+            .unwrap_or_default();
+        assert!(
+            why.contains("11 of 100 lines (11.00%) break `status.one_of`"),
+            "{why}"
+        );
+        assert!(why.contains("mostly = 0.9"), "{why}");
     }
 
     #[test]

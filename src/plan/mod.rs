@@ -64,6 +64,15 @@ pub enum Refusal {
         line: u64,
         field: Option<String>,
     },
+    /// More than `1 − mostly` of the non-blank lines broke one value rule (§1.2).
+    RuleShare {
+        /// `field.one_of` or `field.range`.
+        rule: String,
+        broken: u64,
+        lines: u64,
+        /// The field's `mostly`, as the config wrote it.
+        mostly: String,
+    },
     /// More rejects than `max_rejected_lines`.
     RejectCap { rejected: u64, max: u64 },
     /// More distinct dates than `max_dates`.
@@ -72,6 +81,8 @@ pub enum Refusal {
     EmptyInput,
     /// Dates that would lose more than `max_shrink` of their rows.
     Shrink { dates: Vec<Date> },
+    /// Dates that would grow past `max_growth` times their rows (§5.10).
+    Growth { dates: Vec<Date> },
 }
 
 impl Refusal {
@@ -79,10 +90,12 @@ impl Refusal {
     pub fn code(&self) -> &'static str {
         match self {
             Refusal::Breach { reason, .. } => reason.code(),
+            Refusal::RuleShare { .. } => "rule_share",
             Refusal::RejectCap { .. } => "reject_cap",
             Refusal::TooManyDates { .. } => "too_many_dates",
             Refusal::EmptyInput => "empty_input",
             Refusal::Shrink { .. } => "shrink",
+            Refusal::Growth { .. } => "growth",
         }
     }
 
@@ -112,12 +125,24 @@ impl Refusal {
                     LineReason::ProhibitedField => {
                         "the file carries a prohibited field; ask the producer to drop it"
                     }
+                    LineReason::ValueNotAllowed | LineReason::OutOfRange => {
+                        "a value breaks the field's rule (on_violation = \"breach\"); see the quarantine for every such line, fix the producer or the rule"
+                    }
                     _ => {
                         "the file carries a field the schema does not declare; declare it or ask the producer to drop it"
                     }
                 };
                 format!("{reason}{field} on line {}: {fix}", plan.line_ref(*line))
             }
+            Refusal::RuleShare {
+                rule,
+                broken,
+                lines,
+                mostly,
+            } => format!(
+                "{broken} of {lines} lines ({:.2}%) break `{rule}`, more than mostly = {mostly} allows; see the quarantine for the lines, fix the producer or the rule",
+                *broken as f64 * 100.0 / (*lines).max(1) as f64
+            ),
             Refusal::RejectCap { rejected, max } => format!(
                 "{rejected} rejected lines > max_rejected_lines {max}; see the quarantine for the reasons"
             ),
@@ -129,25 +154,14 @@ impl Refusal {
             Refusal::EmptyInput => {
                 "no accepted rows and publish_empty = false; nothing to publish".into()
             }
-            Refusal::Shrink { dates } => {
-                let each: Vec<String> = plan
-                    .dates
-                    .iter()
-                    .filter(|d| dates.contains(&d.event_date))
-                    .map(|d| {
-                        format!(
-                            "{} {} → {}",
-                            d.event_date,
-                            d.rows_before.unwrap_or(0),
-                            d.rows
-                        )
-                    })
-                    .collect();
-                format!(
-                    "would shrink {} beyond max_shrink; rerun with --allow-shrink if this file really restates those dates",
-                    each.join(", ")
-                )
-            }
+            Refusal::Shrink { dates } => format!(
+                "would shrink {} beyond max_shrink; rerun with --allow-shrink if this file really restates those dates",
+                plan.before_after(dates)
+            ),
+            Refusal::Growth { dates } => format!(
+                "would grow {} beyond max_growth; a doubled or concatenated delivery? rerun with --allow-growth if this file really restates those dates",
+                plan.before_after(dates)
+            ),
         }
     }
 }
@@ -190,6 +204,8 @@ pub struct Plan {
     pub refusal: Option<Refusal>,
     /// Shrinking dates the operator allowed for this run.
     pub allowed_shrink: Vec<Date>,
+    /// Growing dates the operator allowed for this run (§5.10).
+    pub allowed_growth: Vec<Date>,
     pub counts: Counts,
     pub dates: Vec<DatePlan>,
     /// The census stopped before the row work: retries, keys, ties, stale and dates are
@@ -215,6 +231,24 @@ impl Plan {
             (Some(part), line) => format!("{part}:{line}"),
             (None, line) => line.to_string(),
         }
+    }
+
+    /// `dates` as an operator reads a guard: `DATE rows_before → rows`, comma-separated.
+    pub fn before_after(&self, dates: &[Date]) -> String {
+        let each: Vec<String> = self
+            .dates
+            .iter()
+            .filter(|d| dates.contains(&d.event_date))
+            .map(|d| {
+                format!(
+                    "{} {} → {}",
+                    d.event_date,
+                    d.rows_before.unwrap_or(0),
+                    d.rows
+                )
+            })
+            .collect();
+        each.join(", ")
     }
 
     /// Every finding, held and spilled.

@@ -220,9 +220,7 @@ impl<'c> Watch<'c> {
         report_busy: bool,
         report: &mut dyn FnMut(Report<'_>),
     ) -> bool {
-        let options = DecideOptions {
-            allow_shrink: false,
-        };
+        let options = DecideOptions::default();
         let landed = land::run(
             self.config,
             self.engine.as_mut(),

@@ -31,8 +31,19 @@ impl Product {
 
     /// The samples with `settings` added to the top of their config.
     pub fn samples_with(settings: &str) -> Product {
+        Product::samples_edited(settings, ("", ""))
+    }
+
+    /// The samples with `settings` added to the top of their config and its text `old`
+    /// replaced by `new`.
+    pub fn samples_edited(settings: &str, (old, new): (&str, &str)) -> Product {
         let folder = kit::Product::samples();
         let text = std::fs::read_to_string(&folder.config).expect("the samples' config");
+        let text = if old.is_empty() {
+            text
+        } else {
+            text.replace(old, new)
+        };
         std::fs::write(&folder.config, format!("{settings}\n{text}")).expect("config");
         let config = Config::load(&folder.config).expect("config");
         let mut console = Console::new(config, theme::embedded("dark"), Vec::new());

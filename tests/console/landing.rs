@@ -137,6 +137,62 @@ fn a_shrink_lands_only_after_typing_shrink() {
 }
 
 #[test]
+fn a_growth_lands_only_after_typing_grow() {
+    let mut p = Product::samples_with("max_growth = 2.0");
+    p.land_selected();
+    let doubled: String = (0..7)
+        .map(|i| kit::event(&format!("g{i}"), 300 + i, "PAID", "2024-03-01T12:00:00Z") + "\n")
+        .collect();
+    fixture::write_input(p.folder.path(), "05-doubled.jsonl", doubled.as_bytes(), 9);
+    p.step_and_draw(Intent::Reload);
+    p.select("05-doubled.jsonl");
+    let lake = p.lake();
+    let screen = p.step_and_draw(Intent::Run);
+    assert!(
+        screen.contains("would grow published dates") && screen.contains("3 → 7 rows"),
+        "{screen}"
+    );
+    p.steps("shrink".chars().map(Intent::Input).chain([Intent::Submit]));
+    assert!(
+        matches!(p.console.app.dialog, Some(Dialog::ConfirmShrink { .. })),
+        "the shrink word does not allow a growth"
+    );
+    assert_eq!(p.lake(), lake, "nothing landed yet");
+    for c in "grow".chars() {
+        p.key(KeyCode::Char(c));
+    }
+    let screen = p.key(KeyCode::Enter);
+    assert!(screen.contains("allowed the growth"), "{screen}");
+    assert_ne!(p.lake(), lake, "the date was replaced");
+    assert!(p.checkpoint("05-doubled.jsonl").is_file());
+}
+
+/// §1.2 on the Plan tab: the rule and its count, never the value.
+#[test]
+fn the_plan_tab_counts_broken_rules_without_their_values() {
+    let case = &kit::rules::CASES[0];
+    let ruled = format!("{}}}", case.ruled);
+    let mut p = Product::samples_edited("", (case.declared, &ruled));
+    let mut lines: Vec<String> = kit::rules::REFERENCE
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    lines.push(case.bad.to_owned());
+    fixture::write_input(
+        p.folder.path(),
+        "05-payed.jsonl",
+        (lines.join("\n") + "\n").as_bytes(),
+        9,
+    );
+    p.step_and_draw(Intent::Reload);
+    p.select("05-payed.jsonl");
+    let screen = p.step_and_draw(Intent::Open);
+    assert!(screen.contains("by rule: status.one_of 1"), "{screen}");
+    assert!(screen.contains("value_not_allowed 1"), "{screen}");
+    assert!(!screen.contains(case.secret), "{screen}");
+}
+
+#[test]
 fn restore_brings_back_the_trash_generation() {
     let mut p = Product::late_fix_selected();
     let original = p.lake();

@@ -8,6 +8,7 @@
 
 mod busy;
 mod foreign;
+mod guards;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;

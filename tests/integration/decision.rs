@@ -283,3 +283,58 @@ fn step10_publish_reports_rows_before_and_owner() {
         serde_json::json!({"event_date": "2024-03-01", "rows": 2, "rows_before": 2, "owner_before": "a.jsonl"})
     );
 }
+
+#[test]
+fn step10_a_doubled_delivery_refuses_growth_unless_allowed() {
+    let product = Product::with_settings("max_growth = 2.0");
+    let full = product.input("full.jsonl", &refs(&day(3, "2024-03-01", "a")));
+    assert_eq!(product.run_json(&full).code, 0);
+    let lake = product.tree("lake");
+    let state = product.tree("state");
+    // The day delivered with a second copy of other keys beside it: 3 → 7 rows.
+    let doubled = product.input("doubled.jsonl", &refs(&day(7, "2024-03-01", "b")));
+    let ran = product.run_json(&doubled);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    let out = ran.json();
+    assert_eq!(out["reason"], "growth");
+    assert!(
+        out["detail"].as_str().unwrap().contains("2024-03-01 3 → 7"),
+        "{out}"
+    );
+    assert_eq!(product.tree("lake"), lake, "a refusal changes no byte");
+    let state_after: Vec<_> = product
+        .tree("state")
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("runs.jsonl"))
+        .collect();
+    let state_before: Vec<_> = state
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("runs.jsonl"))
+        .collect();
+    assert_eq!(state_after, state_before, "no checkpoint or manifest moves");
+
+    // Exactly max_growth times is not past it.
+    let twice = product.input("twice.jsonl", &refs(&day(6, "2024-03-01", "c")));
+    assert_eq!(product.plan_json(&twice).json()["action"], "publish");
+
+    let allowed = product.wharf(&["run", doubled.to_str().unwrap(), "--allow-growth", "--json"]);
+    let out = allowed.json();
+    assert_eq!(
+        (allowed.code, out["action"].as_str()),
+        (0, Some("published"))
+    );
+    assert_eq!(out["allowed_growth"], serde_json::json!(["2024-03-01"]));
+    assert_eq!(product.rows("2024-03-01").len(), 7);
+}
+
+#[test]
+fn step10_growth_is_off_by_default_and_in_merge_mode() {
+    for settings in ["", "max_growth = 2.0\nwrite_mode = \"merge\""] {
+        let product = Product::with_settings(settings);
+        let one = product.input("one.jsonl", &refs(&day(1, "2024-03-01", "a")));
+        assert_eq!(product.run_json(&one).code, 0);
+        let many = product.input("many.jsonl", &refs(&day(9, "2024-03-01", "b")));
+        let ran = product.run_json(&many);
+        assert_eq!(ran.code, 0, "{settings}: {}", ran.stdout);
+    }
+}

@@ -20,6 +20,8 @@ mod progress;
 mod prometheus;
 mod ranking;
 mod readers;
+mod rescue;
+mod rules;
 mod sets;
 mod watch;
 mod watching;

@@ -14,6 +14,7 @@ pub mod events;
 pub mod fixture;
 pub mod product;
 pub mod rng;
+pub mod rules;
 
 pub use dataset::{Dataset, micros, parquet_rows, read_rows, statuses};
 pub use events::{Events, event, event_seq, generate, merge_batches, tricky_lines};

@@ -213,7 +213,14 @@ mod console {
                 }
                 true
             };
-            workers::land(&config, 1, (&by_console, stamp), false, &cancel, &report)
+            workers::land(
+                &config,
+                1,
+                (&by_console, stamp),
+                wharf::plan::DecideOptions::default(),
+                &cancel,
+                &report,
+            )
         });
         holding.recv().unwrap();
         let lock = product.state.join(".lock");

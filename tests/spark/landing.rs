@@ -31,7 +31,13 @@ pub fn agreed(out: &Value) -> Value {
     let mut counts = out["counts"].clone();
     let driver_refusal = matches!(
         out["reason"].as_str(),
-        Some("prohibited_field" | "unknown_field" | "reject_cap")
+        Some(
+            "prohibited_field"
+                | "unknown_field"
+                | "reject_cap"
+                | "value_not_allowed"
+                | "out_of_range"
+        )
     );
     if driver_refusal && let Some(map) = counts.as_object_mut() {
         for only_ranked in ["accepted", "retries", "keys", "ties_by_arrival", "stale"] {

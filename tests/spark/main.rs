@@ -18,6 +18,7 @@ mod landing;
 mod merge;
 mod outage;
 mod parity;
+mod rules;
 mod sets;
 mod splits;
 

@@ -1,10 +1,12 @@
-//! Intents while a dialog is open: nothing else reacts. `y` / typed `shrink` start the
-//! landing or the restore, `n` / `Esc` cancel, any of them closes a result.
+//! Intents while a dialog is open: nothing else reacts. `y` / typed `shrink` (or `grow`,
+//! §5.10) start the landing or the restore, `n` / `Esc` cancel, any of them closes a result.
 
 use crate::console::app::{App, Dialog, Task};
 use crate::console::msg::{Effect, Intent};
 
 use super::inbox;
+use crate::console::app::guard_word;
+use crate::plan::DecideOptions;
 
 /// An intent in the open dialog.
 pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
@@ -13,7 +15,7 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
     };
     match (open, intent) {
         (Dialog::ConfirmRun { path, stamp, plan }, Intent::Confirm) => {
-            inbox::land(app, path, stamp, &plan, false)
+            inbox::land(app, path, stamp, &plan, DecideOptions::default())
         }
         (
             Dialog::ConfirmShrink {
@@ -24,10 +26,14 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             },
             Intent::Submit,
         ) => {
-            if typed.trim() == "shrink" {
-                inbox::land(app, path, stamp, &plan, true)
+            let word = guard_word(&plan);
+            let allow = plan.refusal.as_ref().and_then(DecideOptions::confirming);
+            if let Some(allow) = allow.filter(|_| typed.trim() == word) {
+                inbox::land(app, path, stamp, &plan, allow)
             } else {
-                app.warn("type the word shrink, then Enter, to allow it (Esc cancels)");
+                app.warn(format!(
+                    "type the word {word}, then Enter, to allow it (Esc cancels)"
+                ));
                 app.dialog = Some(Dialog::ConfirmShrink {
                     path,
                     stamp,

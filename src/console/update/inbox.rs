@@ -273,12 +273,14 @@ fn run_dialog(app: &mut App) {
         }
     };
     app.dialog = Some(match (&plan.action, &plan.refusal) {
-        (Action::Refuse, Some(Refusal::Shrink { .. })) => Dialog::ConfirmShrink {
-            path,
-            stamp,
-            plan,
-            typed: String::new(),
-        },
+        (Action::Refuse, Some(Refusal::Shrink { .. } | Refusal::Growth { .. })) => {
+            Dialog::ConfirmShrink {
+                path,
+                stamp,
+                plan,
+                typed: String::new(),
+            }
+        }
         _ => Dialog::ConfirmRun { path, stamp, plan },
     });
 }
@@ -289,7 +291,7 @@ pub fn land(
     path: PathBuf,
     stamp: Stamp,
     plan: &Arc<Plan>,
-    allow_shrink: bool,
+    allow: crate::plan::DecideOptions,
 ) -> Vec<Effect> {
     let id = app.id();
     app.task = Some(Task {
@@ -302,6 +304,6 @@ pub fn land(
         id,
         path,
         stamp,
-        allow_shrink,
+        allow,
     }]
 }

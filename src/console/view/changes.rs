@@ -125,6 +125,10 @@ fn outcome_lines(t: &Theme, changes: &Changes) -> Vec<Line<'static>> {
             Line::styled("Refused (shrink) unless you confirm it (r).", t.warning),
             Line::styled("Confirmed, a run changes these keys:", t.text),
         ],
+        Outcome::IfGrowthConfirmed => vec![
+            Line::styled("Refused (growth) unless you confirm it (r).", t.warning),
+            Line::styled("Confirmed, a run changes these keys:", t.text),
+        ],
         Outcome::Refused { code, why } => vec![
             Line::from(vec![
                 Span::styled("Nothing would change: ", t.text),

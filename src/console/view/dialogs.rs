@@ -161,17 +161,30 @@ fn confirm_run(app: &App, plan: &Plan) -> (String, Vec<Line<'static>>) {
 
 fn confirm_shrink(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'static>>) {
     let t = &app.theme;
-    let shrinking = match &plan.refusal {
-        Some(Refusal::Shrink { dates }) => dates.clone(),
-        _ => Vec::new(),
-    };
-    let mut lines = vec![Line::styled(
-        format!(
-            "Refused by default: these dates would lose more than max_shrink {:.0}% of their rows:",
-            app.config.max_shrink * 100.0
+    let word = crate::console::app::guard_word(plan);
+    let (guarded, head, caution, title) = match &plan.refusal {
+        Some(Refusal::Growth { dates }) => (
+            dates.clone(),
+            format!(
+                "Refused by default: these dates would grow past max_growth {}× their rows:",
+                app.config.max_growth
+            ),
+            "A doubled or concatenated delivery is not a restatement. Land it only if this file really restates those dates.",
+            "would grow published dates",
         ),
-        t.refused,
-    )];
+        Some(Refusal::Shrink { dates }) => (
+            dates.clone(),
+            format!(
+                "Refused by default: these dates would lose more than max_shrink {:.0}% of their rows:",
+                app.config.max_shrink * 100.0
+            ),
+            "A fragment is not a restatement. Land it only if this file really restates those dates.",
+            "would shrink published dates",
+        ),
+        _ => (Vec::new(), String::new(), "", ""),
+    };
+    let shrinking = guarded;
+    let mut lines = vec![Line::styled(head, t.refused)];
     let only: Vec<Line> = dates(app, plan, "→")
         .into_iter()
         .zip(&plan.dates)
@@ -179,14 +192,11 @@ fn confirm_shrink(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'sta
         .map(|(l, _)| l)
         .collect();
     lines.extend(only);
-    lines.push(Line::styled(
-        "A fragment is not a restatement. Land it only if this file really restates those dates.",
-        t.text,
-    ));
+    lines.push(Line::styled(caution, t.text));
     lines.push(Line::default());
     lines.push(Line::from(vec![
         Span::styled("Type ", t.text),
-        Span::styled("shrink", t.key),
+        Span::styled(word, t.key),
         Span::styled(" and Enter to land it anyway:  ", t.text),
         text(typed, t.warning),
         Span::styled("█", t.key),
@@ -198,10 +208,7 @@ fn confirm_shrink(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'sta
         "Esc",
         "cancel, nothing is written",
     ));
-    (
-        format!(" {} would shrink published dates ", plan.input_name),
-        lines,
-    )
+    (format!(" {} {title} ", plan.input_name), lines)
 }
 
 fn result(app: &App, finished: &Finished) -> (String, Vec<Line<'static>>) {
@@ -228,6 +235,12 @@ fn result(app: &App, finished: &Finished) -> (String, Vec<Line<'static>>) {
                     if *allowed_shrink {
                         lines.push(Line::styled(
                             "The operator allowed the shrink for this run.",
+                            t.warning,
+                        ));
+                    }
+                    if !plan.allowed_growth.is_empty() {
+                        lines.push(Line::styled(
+                            "The operator allowed the growth for this run.",
                             t.warning,
                         ));
                     }

@@ -270,6 +270,13 @@ fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
             Span::styled(c.reasons_text(), t.rejected),
         ]));
     }
+    if !c.by_rule.is_empty() {
+        // Field, rule and count only (§1.2): never a value.
+        lines.push(Line::from(vec![
+            Span::styled("  by rule: ", t.muted),
+            text(&c.rules_text(), t.rejected),
+        ]));
+    }
     lines
 }
 
@@ -316,8 +323,19 @@ fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
                 app.config.max_shrink * 100.0
             ))
         }
+        Some(Refusal::Growth { dates }) if dates.contains(&date.event_date) => {
+            let before = date.rows_before.unwrap_or(0).max(1) as f64;
+            Some(format!(
+                "✗ grows {:.1}× > max_growth {}×",
+                date.rows as f64 / before,
+                app.config.max_growth
+            ))
+        }
         _ if plan.allowed_shrink.contains(&date.event_date) => {
             Some("shrink allowed for this run".to_owned())
+        }
+        _ if plan.allowed_growth.contains(&date.event_date) => {
+            Some("growth allowed for this run".to_owned())
         }
         _ => None,
     };

@@ -305,11 +305,7 @@ impl Ranking<'_> {
     }
 
     fn find(&mut self, finding: LineFinding) {
-        *self
-            .counts
-            .by_reason
-            .entry(finding.issue.reason)
-            .or_default() += 1;
+        self.counts.count_finding(&finding.issue);
         self.findings.push(finding);
     }
 

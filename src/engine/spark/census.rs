@@ -189,6 +189,7 @@ fn driver_census(input: &Input, pass: DriverPass) -> Census {
             accepted: pass.accepted,
             rejected: pass.rejected,
             by_reason: pass.by_reason,
+            by_rule: pass.by_rule,
             ..Counts::default()
         },
         findings: pass.findings,

@@ -37,6 +37,8 @@ pub struct DriverPass {
     pub rejected: u64,
     /// Rejected and breaching lines by reason code.
     pub by_reason: BTreeMap<LineReason, u64>,
+    /// Lines that broke a value rule, by rule (§1.2).
+    pub by_rule: BTreeMap<String, u64>,
     /// Rejects and breaches, in line order: the first [`kept`](crate::store::findings::kept).
     pub findings: Vec<LineFinding>,
     /// The rest, written out.
@@ -133,7 +135,8 @@ pub fn read(
                 Seen::Accepted => pass.accepted += 1,
                 Seen::Finding(finding) => {
                     pass.rejected += u64::from(!finding.breach);
-                    *pass.by_reason.entry(finding.issue.reason).or_default() += 1;
+                    let (by_reason, by_rule) = (&mut pass.by_reason, &mut pass.by_rule);
+                    crate::plan::counts::count_finding(by_reason, by_rule, &finding.issue);
                     if failed.is_none()
                         && let Err(e) = findings.push(finding)
                     {
