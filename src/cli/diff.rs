@@ -22,7 +22,7 @@ pub fn diff(
     config: &Config,
     input: &Path,
     date: Option<&str>,
-    allow_shrink: bool,
+    options: DecideOptions,
     json: bool,
 ) -> Result<u8> {
     let only = match date {
@@ -33,7 +33,6 @@ pub fn diff(
     };
     let mut engine = engine::open(config)?;
     let mut bar = Bar::new(&input_name(input), json);
-    let options = DecideOptions { allow_shrink };
     let preview = preview::preview(config, engine.as_mut(), input, options, &mut |p| {
         bar.update(p)
     });
@@ -62,7 +61,11 @@ pub fn diff(
         }
         Action::Skip => {
             let line = format!(
-                "{name}: nothing would change: already published, every date still its own"
+                "{name}: nothing would change: already landed ({}); \
+                 wharf diff {name} --reland shows what landing it again would change",
+                plan.landed
+                    .as_ref()
+                    .map_or("owns its dates".into(), |l| inert(&l.describe()))
             );
             if json {
                 eprintln!("{line}")

@@ -22,6 +22,7 @@ use clap::{Parser, Subcommand};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::plan::DecideOptions;
 
 /// Wharf lands closed JSONL event files into a Hive-partitioned Parquet dataset safely.
 #[derive(Parser, Debug)]
@@ -46,6 +47,9 @@ pub enum Command {
         /// Plan as if the operator allowed dates to shrink beyond max_shrink.
         #[arg(long)]
         allow_shrink: bool,
+        /// Plan INPUT's bytes as a new input even if they have landed (a skip otherwise).
+        #[arg(long)]
+        reland: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -63,15 +67,25 @@ pub enum Command {
         /// Diff as if the operator allowed dates to shrink beyond max_shrink.
         #[arg(long)]
         allow_shrink: bool,
+        /// Diff a landing of INPUT's bytes even if they have landed (a skip otherwise).
+        #[arg(long)]
+        reland: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
     /// Land INPUT, or every closed input in the inbox, oldest first.
+    ///
+    /// An input whose checkpoint holds its bytes' SHA-256 has landed: it is skipped,
+    /// whatever happened to its dates since. Landing those bytes again is an operator's
+    /// act: `wharf run INPUT --reland`, planned and guarded like a new input.
     Run {
         input: Option<PathBuf>,
         /// Publish even where a date would lose more than max_shrink of its rows.
         #[arg(long)]
         allow_shrink: bool,
+        /// Land INPUT's bytes again although they have landed (needs INPUT).
+        #[arg(long, requires = "input")]
+        reland: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -179,24 +193,41 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Plan {
             input,
             allow_shrink,
+            reland,
             engine,
-        } => plan::plan(&engine.apply(config()?)?, &input, allow_shrink, cli.json),
+        } => {
+            let options = DecideOptions {
+                allow_shrink,
+                reland,
+            };
+            plan::plan(&engine.apply(config()?)?, &input, options, cli.json)
+        }
         Command::Diff {
             input,
             date,
             allow_shrink,
+            reland,
             engine,
         } => {
             let config = engine.apply(config()?)?;
-            diff::diff(&config, &input, date.as_deref(), allow_shrink, cli.json)
+            let options = DecideOptions {
+                allow_shrink,
+                reland,
+            };
+            diff::diff(&config, &input, date.as_deref(), options, cli.json)
         }
         Command::Run {
             input,
             allow_shrink,
+            reland,
             engine,
         } => {
             let config = engine.apply(config()?)?;
-            run::run(&config, input.as_deref(), allow_shrink, cli.json)
+            let options = DecideOptions {
+                allow_shrink,
+                reland,
+            };
+            run::run(&config, input.as_deref(), options, cli.json)
         }
         Command::Status => status::status(&config()?, cli.json),
         Command::History { limit } => history::history(&config()?, limit, cli.json),

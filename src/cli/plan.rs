@@ -11,10 +11,9 @@ use crate::exit;
 use crate::land;
 use crate::plan::{Action, DecideOptions};
 
-pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Result<u8> {
+pub fn plan(config: &Config, input: &Path, options: DecideOptions, json: bool) -> Result<u8> {
     let mut engine = engine::open_for_plan(config)?;
     let mut bar = Bar::new(&input_name(input), json);
-    let options = DecideOptions { allow_shrink };
     let plan = land::plan_input(config, engine.as_mut(), input, options, &mut |p| {
         bar.update(p)
     });
@@ -25,7 +24,7 @@ pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Re
     } else {
         let verb = match plan.action {
             Action::Publish => "would publish",
-            Action::Skip => "would skip: already landed, every date still its own",
+            Action::Skip => "would skip: already landed",
             Action::Refuse => "would refuse",
         };
         emit(&report::plan_text(&plan, verb))?;

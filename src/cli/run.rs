@@ -14,8 +14,12 @@ use crate::inbox;
 use crate::land::{self, RunStatus};
 use crate::plan::DecideOptions;
 
-pub fn run(config: &Config, input: Option<&Path>, allow_shrink: bool, json: bool) -> Result<u8> {
-    let options = DecideOptions { allow_shrink };
+pub fn run(
+    config: &Config,
+    input: Option<&Path>,
+    options: DecideOptions,
+    json: bool,
+) -> Result<u8> {
     let paths = match input {
         Some(path) => vec![path.to_owned()],
         None => inbox::closed(&config.inbox, &config.set_marker)?

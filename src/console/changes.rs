@@ -289,7 +289,10 @@ pub fn build(
         (Action::Publish, _) => (plan, Outcome::Publishes),
         (Action::Skip, _) => (plan, Outcome::Skipped),
         (Action::Refuse, Some(Refusal::Shrink { .. })) => {
-            let allowed = DecideOptions { allow_shrink: true };
+            let allowed = DecideOptions {
+                allow_shrink: true,
+                ..DecideOptions::default()
+            };
             let confirmed = preview::preview(config, engine.as_mut(), path, allowed, progress)?;
             (confirmed, Outcome::IfShrinkConfirmed)
         }

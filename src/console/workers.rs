@@ -167,7 +167,10 @@ pub fn land(
         };
     }
     let mut last = 0;
-    let options = DecideOptions { allow_shrink };
+    let options = DecideOptions {
+        allow_shrink,
+        reland: false,
+    };
     let result = engine::open(config).and_then(|mut engine| {
         land::run(config, engine.as_mut(), path, options, &mut |progress| {
             let reading = matches!(progress, Progress::Reading { .. });

@@ -117,6 +117,21 @@ impl Part {
         })
     }
 
+    /// [`Part::unchanged`] for a reader outside this module: the identity a skip is
+    /// decided on must be that of the bytes that were there.
+    pub fn unchanged_after(&self, stored: u64) -> Result<()> {
+        self.unchanged(stored)
+    }
+
+    /// Back to the first byte, for a second read of the same open file.
+    pub fn rewind(&self) -> Result<()> {
+        use std::io::Seek;
+        (&self.file)
+            .seek(std::io::SeekFrom::Start(0))
+            .map(drop)
+            .map_err(|e| self.io_error("rewind the input", e))
+    }
+
     fn io_error(&self, action: &'static str, e: std::io::Error) -> Error {
         Error::io(&self.path, action, "check the disk and rerun", e)
     }
@@ -308,11 +323,22 @@ pub fn sha256(
     source: &Path,
     keep_going: &dyn Fn() -> bool,
 ) -> Result<String> {
+    sha256_counted(reader, source, &mut |_| keep_going())
+}
+
+/// [`sha256`], telling `progress` the bytes read so far after each read.
+pub fn sha256_counted(
+    reader: &mut impl Read,
+    source: &Path,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<String> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
+    let mut total = 0u64;
     while let Some(n) = read_some(reader, &mut buf, source)? {
         hasher.update(&buf[..n]);
-        if !keep_going() {
+        total += n as u64;
+        if !progress(total) {
             return Err(Error::Cancelled);
         }
     }

@@ -220,9 +220,8 @@ impl<'c> Watch<'c> {
         report_busy: bool,
         report: &mut dyn FnMut(Report<'_>),
     ) -> bool {
-        let options = DecideOptions {
-            allow_shrink: false,
-        };
+        // Discovery never relands (§5.4): a landed input is a skip.
+        let options = DecideOptions::default();
         let landed = land::run(
             self.config,
             self.engine.as_mut(),
