@@ -18,6 +18,7 @@ mod merge;
 mod progress;
 mod ranking;
 mod readers;
+mod rerun;
 mod sets;
 mod watch;
 mod watching;
