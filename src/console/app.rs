@@ -106,6 +106,14 @@ pub struct InboxState {
     pub unreadable: HashMap<PathBuf, (Stamp, String)>,
     /// Checkpoint hash by input name, and quarantine action by hash, from the last reload.
     pub checkpoints: HashMap<String, String>,
+    /// What became of each landed input's dates (§5.4), by name, from the last reload.
+    pub standing: HashMap<String, crate::plan::Landed>,
+    /// Every row; `rows` are those whose name passes `filter`.
+    pub all: Vec<InboxRow>,
+    /// The `/` filter on input names (case-insensitive).
+    pub filter: String,
+    /// The selected input is planned as a rerun of its landed bytes (`R`).
+    pub reland: bool,
     pub quarantined: HashMap<String, String>,
     /// Input names that have a quarantine entry.
     pub quarantined_names: HashSet<String>,
@@ -113,6 +121,24 @@ pub struct InboxState {
     pub hashing: Option<u64>,
     /// The selected input's size and time when its plan was asked for.
     pub planned: Option<Stamp>,
+}
+
+impl InboxState {
+    /// `rows` again from `all` and the filter, the cursor on the same input if it
+    /// passes, else on the first row.
+    pub fn refilter(&mut self) {
+        let under = self.rows.get(self.cursor).map(|r| r.entry.path.clone());
+        let needle = self.filter.to_lowercase();
+        self.rows = self
+            .all
+            .iter()
+            .filter(|r| needle.is_empty() || r.entry.name.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
+        self.cursor = under
+            .and_then(|p| self.rows.iter().position(|r| r.entry.path == p))
+            .unwrap_or(0);
+    }
 }
 
 /// Rows by UTC hour of some dates.
@@ -323,6 +349,14 @@ pub enum Dialog {
     },
     /// A `shrink` refusal: lands only when the operator types `shrink`.
     ConfirmShrink {
+        path: PathBuf,
+        stamp: Stamp,
+        plan: Arc<Plan>,
+        typed: String,
+    },
+    /// `R` then `r`: land landed bytes again (§5.4); only once the operator has typed
+    /// the input's name and Enter.
+    ConfirmReland {
         path: PathBuf,
         stamp: Stamp,
         plan: Arc<Plan>,

@@ -53,6 +53,11 @@ fn snap_at(console: &mut Console, name: &str, sizes: [(u16, u16); 2]) {
             filters.push((r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"));
             filters.push((r"\d{8}T\d{6}\.\d{6}Z", "YYYYMMDDThhmmss.ffffffZ"));
         }
+        // When an input landed, to the minute (a plan of landed bytes, §5.4).
+        filters.push((
+            r"\d{4}-\d\d-\d\d \d\d:\d\d([^:\d]|:[^\d]|$)",
+            "YYYY-MM-DD hh:mm$1",
+        ));
         insta::with_settings!({
             filters => filters,
             prepend_module_to_snapshot => false,
@@ -224,6 +229,30 @@ fn every_screen() {
         [Intent::Back, Intent::Show(View::Inbox), Intent::Help],
     );
     snap(&mut c, "help");
+    steps(&mut c, [Intent::Help]);
+    rerun_scene(&mut c, dir.path());
+}
+
+/// A restatement of the first input's day lands (the first is superseded), then `R` on
+/// the first input: its rerun plan, and the confirmation that asks for its name.
+fn rerun_scene(c: &mut Console, dir: &Path) {
+    let first = dir.join("inbox/01-orders-2024-03-01.jsonl");
+    let mut again = std::fs::read(&first).expect("the first input");
+    again.push(b'\n'); // other bytes, the same rows
+    fixture::write_input(dir, "05-restated.jsonl", &again, 10);
+    steps(
+        c,
+        [Intent::Reload, Intent::Bottom, Intent::Run, Intent::Confirm],
+    );
+    steps(c, [Intent::Back, Intent::Top, Intent::Rerun]);
+    let Some(plan) = c.app.plan() else {
+        panic!("no rerun plan: {:?}", c.app.inbox.plan);
+    };
+    assert!(plan.reland, "{plan:?}");
+    snap_at(c, "rerun_plan", NEWER_SIZES);
+    steps(c, [Intent::Run]);
+    steps(c, "01-orders".chars().map(Intent::Input));
+    snap_at(c, "confirm_reland", NEWER_SIZES);
 }
 
 /// The Products screen over two copies of the samples (the second named `payments`) and

@@ -93,13 +93,16 @@ fn short_error(error: &str, path: &Path) -> String {
 /// `RankLater` when the plan kept none (the tab then reads the input itself).
 pub fn plan(
     config: &Config,
-    (id, rank): (u64, bool),
+    (id, rank, reland): (u64, bool, bool),
     path: &Path,
     cancel: &AtomicBool,
     report: Sink,
 ) -> Report {
     let mut last = 0;
-    let options = DecideOptions::default();
+    let options = DecideOptions {
+        reland,
+        ..DecideOptions::default()
+    };
     let mut progress = |progress| {
         if let Progress::Reading { bytes, total } = progress
             && worth(bytes, total, &mut last)
@@ -150,7 +153,7 @@ pub fn land(
     config: &Config,
     id: u64,
     (path, stamp): (&Path, Stamp),
-    allow_shrink: bool,
+    (allow_shrink, reland): (bool, bool),
     cancel: &AtomicBool,
     report: Sink,
 ) -> Report {
@@ -169,7 +172,7 @@ pub fn land(
     let mut last = 0;
     let options = DecideOptions {
         allow_shrink,
-        reland: false,
+        reland,
     };
     let result = engine::open(config).and_then(|mut engine| {
         land::run(config, engine.as_mut(), path, options, &mut |progress| {
@@ -270,7 +273,13 @@ pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: 
 }
 
 /// What a landing of `path` would change, key by key (the Changes tab).
-pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
+pub fn changes(
+    config: &Config,
+    (id, reland): (u64, bool),
+    path: &Path,
+    cancel: &AtomicBool,
+    report: Sink,
+) -> Report {
     let mut last = 0;
     let mut progress = |progress| {
         if let Progress::Reading { bytes, total } = progress
@@ -283,7 +292,7 @@ pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, repor
     let cancelled = || cancel.load(Ordering::Relaxed);
     changed(
         id,
-        super::changes::build(config, path, &mut progress, &cancelled),
+        super::changes::build(config, (path, reland), &mut progress, &cancelled),
     )
 }
 

@@ -213,7 +213,14 @@ mod console {
                 }
                 true
             };
-            workers::land(&config, 1, (&by_console, stamp), false, &cancel, &report)
+            workers::land(
+                &config,
+                1,
+                (&by_console, stamp),
+                (false, false),
+                &cancel,
+                &report,
+            )
         });
         holding.recv().unwrap();
         let lock = product.state.join(".lock");

@@ -61,6 +61,52 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             });
             Vec::new()
         }
+        (
+            Dialog::ConfirmReland {
+                path,
+                stamp,
+                plan,
+                typed,
+            },
+            Intent::Submit,
+        ) => {
+            if typed == plan.input_name {
+                inbox::land(app, path, stamp, &plan, false)
+            } else {
+                app.warn("type the input's name exactly, then Enter, to rerun it (Esc cancels)");
+                app.dialog = Some(Dialog::ConfirmReland {
+                    path,
+                    stamp,
+                    plan,
+                    typed: String::new(),
+                });
+                Vec::new()
+            }
+        }
+        (
+            Dialog::ConfirmReland {
+                path,
+                stamp,
+                plan,
+                mut typed,
+            },
+            intent @ (Intent::Input(_) | Intent::Backspace),
+        ) => {
+            match intent {
+                Intent::Input(c) if typed.chars().count() < 255 => typed.push(c),
+                Intent::Backspace => {
+                    typed.pop();
+                }
+                _ => {}
+            }
+            app.dialog = Some(Dialog::ConfirmReland {
+                path,
+                stamp,
+                plan,
+                typed,
+            });
+            Vec::new()
+        }
         (Dialog::ConfirmRestore { partition }, Intent::Confirm) => {
             let Some(date) = crate::contract::Date::parse(&partition.date) else {
                 return Vec::new();
@@ -79,7 +125,8 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         (
             Dialog::ConfirmRun { .. } | Dialog::ConfirmShrink { .. },
             Intent::Back | Intent::Decline,
-        ) => {
+        )
+        | (Dialog::ConfirmReland { .. }, Intent::Back) => {
             app.info("cancelled; nothing was written");
             Vec::new()
         }
