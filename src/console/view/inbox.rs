@@ -72,10 +72,13 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
     let inner = outer.inner(area);
     frame.render_widget(outer, area);
     if rows.is_empty() {
-        let empty = format!(
-            "empty: nothing in {}",
-            super::widgets::shown_path(app, &app.config.inbox)
-        );
+        let empty = match app.inbox.all.is_empty() {
+            true => format!(
+                "empty: nothing in {}",
+                super::widgets::shown_path(app, &app.config.inbox)
+            ),
+            false => format!("no input's name holds {:?}", app.inbox.filter),
+        };
         frame.render_widget(
             Paragraph::new(Line::from(text(&empty, t.muted))).wrap(Wrap { trim: false }),
             inner,
