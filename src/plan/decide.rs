@@ -305,6 +305,67 @@ mod tests {
         assert_eq!((plan.action, plan.counts.keys), (Action::Publish, 6));
     }
 
+    /// b.jsonl's checkpoint, landed with these bytes on 2024-03-01.
+    fn landed_checkpoint(owner: &Owner) -> Checkpoint {
+        Checkpoint {
+            product: "orders".into(),
+            input_name: owner.input_name.clone(),
+            input_sha256: owner.input_sha256.clone(),
+            accepted_rows: 2,
+            rejected_rows: 0,
+            retries: 0,
+            keys: 2,
+            event_dates: vec!["2024-03-01".into()],
+            publish_root: "lake".into(),
+            published_at: "2026-12-01T09:00:00Z".into(),
+            tool_version: "0".into(),
+            table_version: None,
+            parts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn landed_bytes_skip_whoever_owns_their_date_until_the_operator_relands() {
+        let config = crate::config::fixtures::orders();
+        let policy = Policy::of(&config);
+        // a.jsonl published the date after b.jsonl: b is superseded, and still a skip.
+        let (census, owner, mut published) = shrinking(10);
+        published.checkpoint = Some(landed_checkpoint(&owner));
+        let plan = decide(
+            census.clone(),
+            owner.clone(),
+            &policy,
+            &published,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Skip);
+        let standing = plan.landed.as_ref().expect("a skip says what became of it");
+        assert_eq!(standing.state, crate::plan::LandedState::Superseded);
+        assert_eq!(standing.dates[0].by.as_deref(), Some("a.jsonl"));
+        // The date gone altogether: still a skip.
+        let mut gone = published.clone();
+        gone.dates.clear();
+        let plan = decide(
+            census.clone(),
+            owner.clone(),
+            &policy,
+            &gone,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Skip);
+        // --reland: a new input's plan, naming whose rows it replaces.
+        let reland = DecideOptions {
+            reland: true,
+            ..DecideOptions::default()
+        };
+        let plan = decide(census, owner, &policy, &published, reland);
+        assert_eq!((plan.action, plan.reland), (Action::Publish, true));
+        assert_eq!(
+            plan.replaces(),
+            ["2024-03-01 from a.jsonl, landed 2026-12-01 10:02"]
+        );
+    }
+
     #[test]
     fn a_merge_census_passes_its_changes_and_its_counts_into_the_plan() {
         let mut config = crate::config::fixtures::orders();
