@@ -318,8 +318,12 @@ pub type TableAt = (String, Option<u64>);
 /// The History view.
 #[derive(Debug, Default)]
 pub struct HistoryState {
-    /// The run log, newest first.
+    /// The runs whose input name passes `filter`, newest first.
     pub runs: Vec<RunRecord>,
+    /// The run log's newest runs, newest first.
+    pub all_runs: Vec<RunRecord>,
+    /// The `/` filter on the runs' input names (case-insensitive).
+    pub filter: String,
     pub partitions: Vec<PartitionRow>,
     pub table: Option<TableAt>,
     pub pane: HistoryPane,
@@ -327,6 +331,20 @@ pub struct HistoryState {
     pub partition_cursor: usize,
     /// `Enter` on a run: what that landing changed, until `Esc`.
     pub diff: Option<LandingDiff>,
+}
+
+impl HistoryState {
+    /// `runs` again from `all_runs` and the filter, the cursor on the first run.
+    pub fn refilter(&mut self) {
+        let needle = self.filter.to_lowercase();
+        self.runs = self
+            .all_runs
+            .iter()
+            .filter(|r| needle.is_empty() || r.input_name.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
+        self.run_cursor = self.run_cursor.min(self.runs.len().saturating_sub(1));
+    }
 }
 
 /// The History view's diff of one landing.

@@ -36,9 +36,15 @@ fn apply_filter(app: &mut App, text: String) -> Option<Effect> {
         app.quarantine.filter = text;
         app.quarantine.cursor = 0;
     } else if app.view == View::History {
-        if let Some(diff) = app.history.diff.as_mut() {
-            diff.state.filter = text;
-            diff.state.refilter();
+        match app.history.diff.as_mut() {
+            Some(diff) => {
+                diff.state.filter = text;
+                diff.state.refilter();
+            }
+            None => {
+                app.history.filter = text;
+                app.history.refilter();
+            }
         }
     } else if app.detail_tab() == Pane::Ranked {
         if app.ranked.filter == text && !app.ranked.window.is_empty() {

@@ -23,7 +23,7 @@ mod quarantine;
 mod reload;
 mod worker;
 
-use super::app::{App, Pane, View};
+use super::app::{App, HistoryPane, Pane, View};
 use super::msg::{Effect, Intent, Msg, Report};
 
 /// Applies `msg` to `app`.
@@ -117,6 +117,9 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             }
             (View::History, _) if app.history.diff.is_some() => {
                 app.editing = app.history.diff.as_ref().map(|d| d.state.filter.clone());
+            }
+            (View::History, _) if app.history.pane == HistoryPane::Runs => {
+                app.editing = Some(app.history.filter.clone());
             }
             _ => app.info(
                 "/ filters the Inbox and Quarantine lists by name, the Ranked and Changes tabs and a landing's diff by key",

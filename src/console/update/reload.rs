@@ -61,7 +61,8 @@ pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     q.entries = snapshot.quarantine;
     q.cursor = q.cursor.min(q.entries.len().saturating_sub(1));
     let h = &mut app.history;
-    h.runs = snapshot.runs.into_iter().rev().collect();
+    h.all_runs = snapshot.runs.into_iter().rev().collect();
+    h.refilter();
     h.partitions = snapshot.partitions;
     h.table = snapshot.table;
     h.run_cursor = h.run_cursor.min(h.runs.len().saturating_sub(1));
