@@ -233,6 +233,38 @@ fn every_screen() {
     rerun_scene(&mut c, dir.path());
 }
 
+/// Sets every landing time the manifest and the checkpoints record to one fixed instant:
+/// a rerun plan names them, and a line wrapped inside one would escape the filters.
+fn pin_landing_times(state: &Path) {
+    let mut documents = vec![state.join("partitions.json")];
+    for entry in std::fs::read_dir(state.join("checkpoints")).expect("checkpoints") {
+        documents.push(entry.expect("an entry").path());
+    }
+    for path in documents {
+        let text = std::fs::read_to_string(&path).expect("a state document");
+        let mut value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        pin(&mut value);
+        let pinned = serde_json::to_vec_pretty(&value).expect("encode");
+        std::fs::write(&path, pinned).expect("write it back");
+    }
+}
+
+/// Every `published_at` in `value` set to `2026-12-01T10:02:00.000000Z`.
+fn pin(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, inner) in map.iter_mut() {
+                match key.as_str() {
+                    "published_at" => *inner = "2026-12-01T10:02:00.000000Z".into(),
+                    _ => pin(inner),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(pin),
+        _ => {}
+    }
+}
+
 /// A restatement of the first input's day lands (the first is superseded), then `R` on
 /// the first input: its rerun plan, and the confirmation that asks for its name.
 fn rerun_scene(c: &mut Console, dir: &Path) {
@@ -244,7 +276,11 @@ fn rerun_scene(c: &mut Console, dir: &Path) {
         c,
         [Intent::Reload, Intent::Bottom, Intent::Run, Intent::Confirm],
     );
-    steps(c, [Intent::Back, Intent::Top, Intent::Rerun]);
+    pin_landing_times(&dir.join("state/orders"));
+    steps(
+        c,
+        [Intent::Back, Intent::Reload, Intent::Top, Intent::Rerun],
+    );
     let Some(plan) = c.app.plan() else {
         panic!("no rerun plan: {:?}", c.app.inbox.plan);
     };
