@@ -1,5 +1,6 @@
-//! Intents while a dialog is open: nothing else reacts. `y` / typed `shrink` start the
-//! landing or the restore, `n` / `Esc` cancel, any of them closes a result.
+//! Intents while a dialog is open: nothing else reacts. `y`, the typed word `shrink` or a
+//! rerun's typed input name start the landing or the restore, `n` / `Esc` cancel, any of
+//! them closes a result.
 
 use crate::console::app::{App, Dialog, Task};
 use crate::console::msg::{Effect, Intent};
@@ -8,9 +9,20 @@ use super::inbox;
 
 /// An intent in the open dialog.
 pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
-    let Some(open) = app.dialog.take() else {
+    let Some(mut open) = app.dialog.take() else {
         return Vec::new();
     };
+    if let (Some(typed), Intent::Input(_) | Intent::Backspace) = (typed_word(&mut open), intent) {
+        match intent {
+            Intent::Input(c) if typed.chars().count() < 255 => typed.push(c),
+            Intent::Backspace => {
+                typed.pop();
+            }
+            _ => {}
+        }
+        app.dialog = Some(open);
+        return Vec::new();
+    }
     match (open, intent) {
         (Dialog::ConfirmRun { path, stamp, plan }, Intent::Confirm) => {
             inbox::land(app, path, stamp, &plan, false)
@@ -38,30 +50,6 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             }
         }
         (
-            Dialog::ConfirmShrink {
-                path,
-                stamp,
-                plan,
-                mut typed,
-            },
-            intent @ (Intent::Input(_) | Intent::Backspace),
-        ) => {
-            match intent {
-                Intent::Input(c) if typed.chars().count() < 32 => typed.push(c),
-                Intent::Backspace => {
-                    typed.pop();
-                }
-                _ => {}
-            }
-            app.dialog = Some(Dialog::ConfirmShrink {
-                path,
-                stamp,
-                plan,
-                typed,
-            });
-            Vec::new()
-        }
-        (
             Dialog::ConfirmReland {
                 path,
                 stamp,
@@ -82,30 +70,6 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
                 });
                 Vec::new()
             }
-        }
-        (
-            Dialog::ConfirmReland {
-                path,
-                stamp,
-                plan,
-                mut typed,
-            },
-            intent @ (Intent::Input(_) | Intent::Backspace),
-        ) => {
-            match intent {
-                Intent::Input(c) if typed.chars().count() < 255 => typed.push(c),
-                Intent::Backspace => {
-                    typed.pop();
-                }
-                _ => {}
-            }
-            app.dialog = Some(Dialog::ConfirmReland {
-                path,
-                stamp,
-                plan,
-                typed,
-            });
-            Vec::new()
         }
         (Dialog::ConfirmRestore { partition }, Intent::Confirm) => {
             let Some(date) = crate::contract::Date::parse(&partition.date) else {
@@ -138,5 +102,13 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             app.dialog = Some(open);
             Vec::new()
         }
+    }
+}
+
+/// The word being typed into a confirmation that asks for one.
+fn typed_word(dialog: &mut Dialog) -> Option<&mut String> {
+    match dialog {
+        Dialog::ConfirmShrink { typed, .. } | Dialog::ConfirmReland { typed, .. } => Some(typed),
+        _ => None,
     }
 }

@@ -186,19 +186,10 @@ fn confirm_shrink(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'sta
         t.text,
     ));
     lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("Type ", t.text),
-        Span::styled("shrink", t.key),
-        Span::styled(" and Enter to land it anyway:  ", t.text),
-        text(typed, t.warning),
-        Span::styled("█", t.key),
-    ]));
-    lines.push(answer(
+    lines.extend(ask_word(
         app,
-        "Enter",
-        "confirm",
-        "Esc",
-        "cancel, nothing is written",
+        ("Type ", "shrink", " and Enter to land it anyway:  "),
+        typed,
     ));
     (
         format!(" {} would shrink published dates ", plan.input_name),
@@ -245,21 +236,31 @@ fn confirm_reland(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'sta
         }
     }
     lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("Type the input's name ", t.text),
-        text(&plan.input_name, t.key),
-        Span::styled(" and Enter:  ", t.text),
-        text(typed, t.warning),
-        Span::styled("█", t.key),
-    ]));
-    lines.push(answer(
+    lines.extend(ask_word(
         app,
-        "Enter",
-        "confirm",
-        "Esc",
-        "cancel, nothing is written",
+        ("Type the input's name ", &plan.input_name, " and Enter:  "),
+        typed,
     ));
     (format!(" Rerun {}? ", plan.input_name), lines)
+}
+
+/// The word a confirmation asks for (`before`, the word, `after`), what is typed so far,
+/// and the keys that answer.
+fn ask_word(
+    app: &App,
+    (before, word, after): (&str, &str, &str),
+    typed: &str,
+) -> [Line<'static>; 2] {
+    let t = &app.theme;
+    let ask = Line::from(vec![
+        Span::styled(before.to_owned(), t.text),
+        text(word, t.key),
+        Span::styled(after.to_owned(), t.text),
+        text(typed, t.warning),
+        Span::styled("█", t.key),
+    ]);
+    let keys = answer(app, "Enter", "confirm", "Esc", "cancel, nothing is written");
+    [ask, keys]
 }
 
 fn result(app: &App, finished: &Finished) -> (String, Vec<Line<'static>>) {
