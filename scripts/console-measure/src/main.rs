@@ -321,7 +321,10 @@ fn changes(dir: &Path, big: &Path, published: &Path) {
     // The day as published: landed by the core before the console opens.
     let first = into_inbox(dir, published, "a-published.jsonl");
     let mut engine = wharf::engine::open(&config).expect("engine");
-    let options = wharf::plan::DecideOptions { allow_shrink: true };
+    let options = wharf::plan::DecideOptions {
+        allow_shrink: true,
+        ..Default::default()
+    };
     wharf::land::run(&config, engine.as_mut(), &first, options, &mut |_| true)
         .expect("land the published day");
     drop(engine);
