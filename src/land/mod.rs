@@ -113,27 +113,12 @@ fn plan_with_manifest(
     Ok((plan, manifest, root))
 }
 
-/// The input's identity (§11.3 for a set) from its stored bytes, reporting progress: no
-/// line is split or classified.
+/// The input's identity (§11.3 for a set) from its stored bytes, reporting progress.
 fn identity(input: &input::Input, progress: &mut dyn FnMut(Progress) -> bool) -> Result<String> {
     let total = input.size;
-    let mut done = 0u64;
-    let mut read = Vec::with_capacity(input.parts.len());
-    for part in &input.parts {
-        let mut seen = 0u64;
-        let sha256 = input::sha256_counted(&mut &part.file, &part.path, &mut |bytes| {
-            seen = bytes;
-            progress(Progress::Reading {
-                bytes: done + bytes,
-                total,
-            })
-        })?;
-        part.unchanged_after(seen)?;
-        part.rewind()?; // the census, if one follows, reads from the start
-        done += seen;
-        read.push((sha256, 0));
-    }
-    Ok(input.identity(&input::digests(input, read)))
+    input::identity_of(input, &mut |bytes| {
+        progress(Progress::Reading { bytes, total })
+    })
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order, with `engine` doing the row work.

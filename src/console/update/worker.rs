@@ -146,6 +146,8 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
                     error,
                 },
             }));
+            // A rerun is one act: the input is planned as discovery sees it again.
+            app.inbox.reland = false;
             let mut effects = vec![Effect::Reload];
             effects.extend(replan(app));
             return effects;

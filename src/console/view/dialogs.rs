@@ -122,11 +122,11 @@ fn confirm_run(app: &App, plan: &Plan) -> (String, Vec<Line<'static>>) {
         (Action::Skip, _) => {
             let lines = vec![
                 Line::styled(
-                    "Already landed: the checkpoint holds these bytes and every date still holds them.",
+                    "Already landed: the checkpoint holds these bytes, whatever became of its dates.",
                     t.text,
                 ),
                 Line::styled(
-                    "A run skips: it writes only a line in the run log.",
+                    "A run skips: it writes only a line in the run log. R plans a rerun instead.",
                     t.muted,
                 ),
                 Line::default(),
