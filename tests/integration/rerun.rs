@@ -121,6 +121,17 @@ fn an_older_input_stays_superseded_when_the_newer_one_is_moved_away() {
         text.contains("a.jsonl") && text.contains("superseded: 2024-03-01 by b.jsonl"),
         "{text}"
     );
+    // diff names nothing to change, and with --reland what the rerun would undo.
+    let a_path = a.to_str().unwrap();
+    let skipped = product.wharf(&["diff", a_path]).stdout;
+    assert!(
+        skipped.contains("already landed") && skipped.contains("--reland"),
+        "{skipped}"
+    );
+    let relanded = product.wharf(&["diff", a_path, "--reland"]).stdout;
+    assert!(relanded.contains("updated 1"), "{relanded}");
+    assert!(relanded.contains("DELIVERED → PAID"), "{relanded}");
+    assert_eq!(product.tree("lake"), lake, "diff writes nothing");
 }
 
 /// Rows of the published date a merge-mode skip must not read.
