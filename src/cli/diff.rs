@@ -61,7 +61,11 @@ pub fn diff(
         }
         Action::Skip => {
             let line = format!(
-                "{name}: nothing would change: already published, every date still its own"
+                "{name}: nothing would change: already landed ({}); \
+                 wharf diff {name} --reland shows what landing it again would change",
+                plan.landed
+                    .as_ref()
+                    .map_or("owns its dates".into(), |l| inert(&l.describe()))
             );
             if json {
                 eprintln!("{line}")

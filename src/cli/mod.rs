@@ -22,6 +22,7 @@ use clap::{Parser, Subcommand};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::plan::DecideOptions;
 
 /// Wharf lands closed JSONL event files into a Hive-partitioned Parquet dataset safely.
 #[derive(Parser, Debug)]
@@ -49,6 +50,9 @@ pub enum Command {
         /// Plan as if the operator allowed dates to grow beyond max_growth.
         #[arg(long)]
         allow_growth: bool,
+        /// Plan INPUT's bytes as a new input even if they have landed (a skip otherwise).
+        #[arg(long)]
+        reland: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -69,10 +73,17 @@ pub enum Command {
         /// Diff as if the operator allowed dates to grow beyond max_growth.
         #[arg(long)]
         allow_growth: bool,
+        /// Diff a landing of INPUT's bytes even if they have landed (a skip otherwise).
+        #[arg(long)]
+        reland: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
     /// Land INPUT, or every closed input in the inbox, oldest first.
+    ///
+    /// An input whose checkpoint holds its bytes' SHA-256 has landed: it is skipped,
+    /// whatever happened to its dates since. Landing those bytes again is an operator's
+    /// act: `wharf run INPUT --reland`, planned and guarded like a new input.
     Run {
         input: Option<PathBuf>,
         /// Publish even where a date would lose more than max_shrink of its rows.
@@ -85,6 +96,9 @@ pub enum Command {
         /// (atomically; counters and the last publish carry over from the previous file).
         #[arg(long, value_name = "PATH")]
         metrics_file: Option<PathBuf>,
+        /// Land INPUT's bytes again although they have landed (needs INPUT).
+        #[arg(long, requires = "input")]
+        reland: bool,
         #[command(flatten)]
         engine: EngineArgs,
     },
@@ -199,9 +213,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
             input,
             allow_shrink,
             allow_growth,
+            reland,
             engine,
         } => {
-            let options = guards(allow_shrink, allow_growth);
+            let options = guards(allow_shrink, allow_growth, reland);
             plan::plan(&engine.apply(config()?)?, &input, options, cli.json)
         }
         Command::Diff {
@@ -209,22 +224,24 @@ fn dispatch(cli: Cli) -> Result<u8> {
             date,
             allow_shrink,
             allow_growth,
+            reland,
             engine,
         } => {
             let config = engine.apply(config()?)?;
-            let options = guards(allow_shrink, allow_growth);
+            let options = guards(allow_shrink, allow_growth, reland);
             diff::diff(&config, &input, date.as_deref(), options, cli.json)
         }
         Command::Run {
             input,
             allow_shrink,
             allow_growth,
+            reland,
             metrics_file,
             engine,
         } => {
             let config = engine.apply(config()?)?;
             let options = run::RunOptions {
-                guards: guards(allow_shrink, allow_growth),
+                options: guards(allow_shrink, allow_growth, reland),
                 metrics_file,
             };
             run::run(&config, input.as_deref(), &options, cli.json)
@@ -255,11 +272,13 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
-/// What `--allow-shrink` and `--allow-growth` allow for one run (§5.9–10).
-fn guards(allow_shrink: bool, allow_growth: bool) -> crate::plan::DecideOptions {
-    crate::plan::DecideOptions {
+/// What `--allow-shrink` and `--allow-growth` allow for one run (§5.9–10), and whether
+/// `--reland` lands landed bytes again (§5.4).
+fn guards(allow_shrink: bool, allow_growth: bool, reland: bool) -> DecideOptions {
+    DecideOptions {
         allow_shrink,
         allow_growth,
+        reland,
     }
 }
 

@@ -24,7 +24,7 @@ pub fn plan(config: &Config, input: &Path, options: DecideOptions, json: bool) -
     } else {
         let verb = match plan.action {
             Action::Publish => "would publish",
-            Action::Skip => "would skip: already landed, every date still its own",
+            Action::Skip => "would skip: already landed",
             Action::Refuse => "would refuse",
         };
         emit(&report::plan_text(&plan, verb))?;

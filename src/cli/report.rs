@@ -15,6 +15,10 @@ const FINDINGS_SHOWN: usize = 1000;
 /// published rows finds (merge mode; replace mode's is 0 when ranked, unknown when not).
 const UNRANKED_COUNTS: [&str; 4] = ["retries", "keys", "ties_by_arrival", "stale"];
 
+/// The counts a skip does not know: its checkpoint records accepted, rejected, retries and
+/// keys; a skip reads no line (§5.4).
+const SKIP_UNREAD: [&str; 5] = ["lines", "blank", "ties_by_arrival", "stale", "by_reason"];
+
 /// The line `status` and `history` head a Delta publish root with: the product, the
 /// table's URL, its format and `version` (what is known of it). The URL carries no
 /// credential: the config refuses one in it, they come from the environment (§12.7).
@@ -51,6 +55,15 @@ pub fn plan_json(plan: &Plan) -> Json {
     if !plan.allowed_growth.is_empty() {
         object["allowed_growth"] = json!(plan.allowed_growth);
     }
+    if plan.action == Action::Skip && plan.landed.is_some() {
+        // Decided from the checkpoint (§5.4): the input was not read line by line.
+        for unknown in SKIP_UNREAD {
+            object["counts"][unknown] = Json::Null;
+        }
+    }
+    // The input's standing since its landing (§5.4), and whether this relands it.
+    object["landed"] = json!(plan.landed);
+    object["reland"] = json!(plan.reland);
     // The quarantine holds every finding; the plan shows the first, as rejects.jsonl
     // words them (`file` and `line` within it for a set, §11.4).
     let findings: Vec<RejectRecord> = plan
@@ -156,6 +169,12 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
             inert(&refusal.explain(plan))
         ));
     }
+    if let Some(landed) = &plan.landed {
+        out.push_str(&landed_text(plan, landed));
+        if plan.action == Action::Skip {
+            return out;
+        }
+    }
     if !plan.parts.is_empty() {
         out.push_str(&format!("\n{}", parts_text(plan)));
     }
@@ -186,7 +205,15 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
     for date in &plan.dates {
         let before = match (&date.rows_before, &date.owner_before) {
             (None, _) => "new date".to_owned(),
-            (Some(rows), Some(owner)) => format!("now {rows} rows from {}", inert(owner)),
+            (Some(rows), Some(owner)) => {
+                let when = date
+                    .owner_published_at
+                    .as_deref()
+                    .map_or(String::new(), |t| {
+                        format!(", landed {}", crate::plan::landed::short_time(t))
+                    });
+                format!("now {rows} rows from {}{when}", inert(owner))
+            }
             (Some(rows), None) => format!("now {rows} rows, owner unknown"),
         };
         let arrow = if plan.action == Action::Refuse {
@@ -206,6 +233,34 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         ));
     }
     out.trim_end().to_owned()
+}
+
+/// What a plan of landed bytes adds: when they landed and what became of their dates;
+/// for a skip, its recorded counts and how to land them again; for a rerun, whose rows
+/// it replaces.
+fn landed_text(plan: &Plan, landed: &crate::plan::Landed) -> String {
+    let when = crate::plan::landed::short_time(&landed.published_at);
+    let mut out = format!(" (landed {when}; {})", inert(&landed.describe()));
+    if plan.action == Action::Skip {
+        let c = &plan.counts;
+        out.push_str(&format!(
+            "\naccepted {} · rejected {} · retries {} · keys {} (its checkpoint)",
+            c.accepted, c.rejected, c.retries, c.keys
+        ));
+        out.push_str(&format!(
+            "\nto land these bytes again: wharf run {} --reland (plan, diff take --reland too)",
+            inert(&plan.input_name)
+        ));
+        return out;
+    }
+    let replaces = plan.replaces();
+    if plan.reland && !replaces.is_empty() {
+        out.push_str(&format!(
+            "\nreland: replaces {}",
+            inert(&replaces.join("; "))
+        ));
+    }
+    out
 }
 
 /// Escapes control characters so text from a file cannot steer the terminal.
@@ -246,6 +301,8 @@ mod tests {
             spilled: None,
             parts: Vec::new(),
             run_id: String::new(),
+            landed: None,
+            reland: false,
         }
     }
 

@@ -17,8 +17,8 @@ use crate::plan::DecideOptions;
 
 /// `wharf run`'s flags.
 pub struct RunOptions {
-    /// The guards the operator lifts for this run (§5.9, §5.10).
-    pub guards: DecideOptions,
+    /// The guards the operator lifts for this run (§5.9, §5.10), and `--reland` (§5.4).
+    pub options: DecideOptions,
     pub metrics_file: Option<PathBuf>,
 }
 
@@ -27,7 +27,7 @@ pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool
     if let Some(path) = &flags.metrics_file {
         pager.metrics().carry_over(path);
     }
-    let worst = land_all(config, input, flags.guards, json, &pager);
+    let worst = land_all(config, input, flags.options, json, &pager);
     if let Some(path) = &flags.metrics_file {
         pager.settle();
         pager.metrics().write_textfile(path)?;

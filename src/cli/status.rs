@@ -8,7 +8,7 @@ use crate::exit;
 use crate::input::PartDigest;
 use crate::land::root::PublishRoot;
 use crate::page::freshness::{self, Freshness};
-use crate::plan::Owner;
+use crate::plan::{self, Checkpoint, Landed, LandedState, Owner};
 use crate::store::state;
 use std::collections::BTreeMap;
 
@@ -37,6 +37,14 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     }
     let parts_of = |o: &Owner| parts.get(&key(o)).filter(|p| !p.is_empty());
     let fresh = freshness::of(config);
+    // Every landed input's standing (§5.4), from its checkpoint and the manifest.
+    let inputs: Vec<(Checkpoint, Landed)> = state::list_checkpoints(config)?
+        .into_iter()
+        .map(|c| {
+            let standing = plan::landed(&c, &published);
+            (c, standing)
+        })
+        .collect();
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -61,6 +69,11 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             "table_version": version.flatten(),
             "dates": dates,
             "freshness": freshness_json(&fresh),
+            "inputs": inputs.iter().map(|(c, landed)| serde_json::json!({
+                "input_name": c.input_name,
+                "input_sha256": c.input_sha256,
+                "landed": landed,
+            })).collect::<Vec<_>>(),
         });
         emit(&object.to_string())?;
         return Ok(exit::SUCCESS);
@@ -107,6 +120,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     for (owner, parts) in sets {
         emit(&parts_text(owner, parts))?;
     }
+    emit(&inputs_text(&inputs))?;
     if fresh.max_silence.is_some() || fresh.last_publish.is_some() {
         let stale = if fresh.breached() { "STALE: " } else { "" };
         emit(&format!("freshness: {stale}{}", fresh.describe()))?;
@@ -121,6 +135,42 @@ fn freshness_json(fresh: &Freshness) -> serde_json::Value {
         "max_silence_seconds": fresh.max_silence.map(|m| m.as_secs()),
         "breach": fresh.breached(),
     })
+}
+
+/// Landed inputs a text status names; `--json` has them all.
+const INPUTS_LISTED: usize = 20;
+
+/// How many landed inputs own their dates, and each that does not: superseded (by which
+/// input, when) or its dates gone.
+fn inputs_text(inputs: &[(Checkpoint, Landed)]) -> String {
+    let owning = inputs
+        .iter()
+        .filter(|(_, l)| l.state == LandedState::Owns)
+        .count();
+    let mut out = format!(
+        "landed inputs: {}  ({owning} own their dates, {} do not)",
+        inputs.len(),
+        inputs.len() - owning
+    );
+    let others: Vec<&(Checkpoint, Landed)> = inputs
+        .iter()
+        .filter(|(_, l)| l.state != LandedState::Owns)
+        .collect();
+    for (c, landed) in others.iter().take(INPUTS_LISTED) {
+        out.push_str(&format!(
+            "\n  {}  landed {}  {}",
+            inert(&c.input_name),
+            plan::landed::short_time(&landed.published_at),
+            inert(&landed.describe())
+        ));
+    }
+    if others.len() > INPUTS_LISTED {
+        out.push_str(&format!(
+            "\n  … and {} more (wharf status --json lists them all)",
+            others.len() - INPUTS_LISTED
+        ));
+    }
+    out
 }
 
 /// The parts a text status lists of one set; the rest are counted (`--json` has all).

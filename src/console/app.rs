@@ -106,6 +106,14 @@ pub struct InboxState {
     pub unreadable: HashMap<PathBuf, (Stamp, String)>,
     /// Checkpoint hash by input name, and quarantine action by hash, from the last reload.
     pub checkpoints: HashMap<String, String>,
+    /// What became of each landed input's dates (§5.4), by name, from the last reload.
+    pub standing: HashMap<String, crate::plan::Landed>,
+    /// Every row; `rows` are those whose name passes `filter`.
+    pub all: Vec<InboxRow>,
+    /// The `/` filter on input names (case-insensitive).
+    pub filter: String,
+    /// The selected input is planned as a rerun of its landed bytes (`R`).
+    pub reland: bool,
     pub quarantined: HashMap<String, String>,
     /// Input names that have a quarantine entry.
     pub quarantined_names: HashSet<String>,
@@ -113,6 +121,24 @@ pub struct InboxState {
     pub hashing: Option<u64>,
     /// The selected input's size and time when its plan was asked for.
     pub planned: Option<Stamp>,
+}
+
+impl InboxState {
+    /// `rows` again from `all` and the filter, the cursor on the same input if it
+    /// passes, else on the first row.
+    pub fn refilter(&mut self) {
+        let under = self.rows.get(self.cursor).map(|r| r.entry.path.clone());
+        let needle = self.filter.to_lowercase();
+        self.rows = self
+            .all
+            .iter()
+            .filter(|r| needle.is_empty() || r.entry.name.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
+        self.cursor = under
+            .and_then(|p| self.rows.iter().position(|r| r.entry.path == p))
+            .unwrap_or(0);
+    }
 }
 
 /// Rows by UTC hour of some dates.
@@ -292,8 +318,12 @@ pub type TableAt = (String, Option<u64>);
 /// The History view.
 #[derive(Debug, Default)]
 pub struct HistoryState {
-    /// The run log, newest first.
+    /// The runs whose input name passes `filter`, newest first.
     pub runs: Vec<RunRecord>,
+    /// The run log's newest runs, newest first.
+    pub all_runs: Vec<RunRecord>,
+    /// The `/` filter on the runs' input names (case-insensitive).
+    pub filter: String,
     pub partitions: Vec<PartitionRow>,
     pub table: Option<TableAt>,
     pub pane: HistoryPane,
@@ -301,6 +331,20 @@ pub struct HistoryState {
     pub partition_cursor: usize,
     /// `Enter` on a run: what that landing changed, until `Esc`.
     pub diff: Option<LandingDiff>,
+}
+
+impl HistoryState {
+    /// `runs` again from `all_runs` and the filter, the cursor on the first run.
+    pub fn refilter(&mut self) {
+        let needle = self.filter.to_lowercase();
+        self.runs = self
+            .all_runs
+            .iter()
+            .filter(|r| needle.is_empty() || r.input_name.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
+        self.run_cursor = self.run_cursor.min(self.runs.len().saturating_sub(1));
+    }
 }
 
 /// The History view's diff of one landing.
@@ -333,6 +377,14 @@ pub enum Dialog {
     /// A `shrink` (or `growth`) refusal: lands only when the operator types `shrink`
     /// (or `grow`).
     ConfirmShrink {
+        path: PathBuf,
+        stamp: Stamp,
+        plan: Arc<Plan>,
+        typed: String,
+    },
+    /// `R` then `r`: land landed bytes again (§5.4); only once the operator has typed
+    /// the input's name and Enter.
+    ConfirmReland {
         path: PathBuf,
         stamp: Stamp,
         plan: Arc<Plan>,

@@ -197,11 +197,11 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Browsing,
                 parts: &[&[(Key::Char('/'), Intent::Filter)]],
-                what: "filter: key (Ranked, Changes), name (Quarantine)",
+                what: "filter: names (lists) · keys (Ranked, Changes)",
             },
             Row {
                 scope: Scope::Browsing,
-                parts: &[&[(Key::Char('R'), Intent::Reload)]],
+                parts: &[&[(Key::Ctrl('r'), Intent::Reload)]],
                 what: "read the inbox and the state again",
             },
         ],
@@ -216,8 +216,11 @@ pub const KEYS: &[Group] = &[
             },
             Row {
                 scope: Scope::Browsing,
-                parts: &[&[(Key::Char('r'), Intent::Run)]],
-                what: "run: confirm, then land the selected input",
+                parts: &[
+                    &[(Key::Char('r'), Intent::Run)],
+                    &[(Key::Char('R'), Intent::Rerun)],
+                ],
+                what: "run · rerun a landed input: plan, r, its name",
             },
             Row {
                 scope: Scope::Browsing,
@@ -257,7 +260,7 @@ pub const KEYS: &[Group] = &[
             Row {
                 scope: Scope::Typing,
                 parts: &[&[(Key::Enter, Intent::Submit)], &[(Key::Esc, Intent::Back)]],
-                what: "keep the filter, confirm shrink · clear, cancel",
+                what: "keep filter, confirm typed word · clear, cancel",
             },
         ],
     },

@@ -272,26 +272,28 @@ impl Changes {
 /// dates into a temporary folder outside the publish root) and merge-joins each date it
 /// writes with the published partition. A `shrink` refusal is diffed as if confirmed, since
 /// what it would delete is the question before confirming it. `progress` reports the
-/// reads and stages; `cancelled` stops the work (also mid-diff).
+/// reads and stages; `cancelled` stops the work (also mid-diff). With `reland`, landed
+/// bytes are diffed as a rerun would land them (§5.4).
 pub fn build(
     config: &Config,
-    path: &Path,
+    (path, reland): (&Path, bool),
     progress: &mut dyn FnMut(Progress) -> bool,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Changes> {
     let mut engine = engine::open(config)?;
-    let plan = preview::preview(
-        config,
-        engine.as_mut(),
-        path,
-        DecideOptions::default(),
-        progress,
-    )?;
+    let options = DecideOptions {
+        reland,
+        ..DecideOptions::default()
+    };
+    let plan = preview::preview(config, engine.as_mut(), path, options, progress)?;
     let (preview, outcome) = match (&plan.plan.action, &plan.plan.refusal) {
         (Action::Publish, _) => (plan, Outcome::Publishes),
         (Action::Skip, _) => (plan, Outcome::Skipped),
         (Action::Refuse, Some(refusal @ (Refusal::Shrink { .. } | Refusal::Growth { .. }))) => {
-            let allowed = DecideOptions::confirming(refusal).unwrap_or_default();
+            let allowed = DecideOptions {
+                reland,
+                ..DecideOptions::confirming(refusal).unwrap_or_default()
+            };
             let outcome = match refusal {
                 Refusal::Growth { .. } => Outcome::IfGrowthConfirmed,
                 _ => Outcome::IfShrinkConfirmed,

@@ -11,7 +11,11 @@ use super::msg::Intent;
 /// The intent for `key` in the App's current state, if the table binds it.
 pub fn intent_for(app: &App, key: KeyEvent) -> Option<Intent> {
     let typing = app.editing.is_some()
-        || (!app.help && matches!(app.dialog, Some(Dialog::ConfirmShrink { .. })));
+        || (!app.help
+            && matches!(
+                app.dialog,
+                Some(Dialog::ConfirmShrink { .. } | Dialog::ConfirmReland { .. })
+            ));
     let scopes: &[Scope] = if typing {
         &[Scope::Typing]
     } else if app.dialog.is_some() {
@@ -127,7 +131,15 @@ mod tests {
         }
         let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
         assert_eq!(intent_for(&app, ctrl('c')), Some(Intent::Quit));
-        assert_eq!(intent_for(&app, ctrl('r')), None, "Ctrl-R is not r");
+        assert_eq!(
+            intent_for(&app, ctrl('r')),
+            Some(Intent::Reload),
+            "Ctrl-R is not r"
+        );
+        assert_eq!(
+            intent_for(&app, key(KeyCode::Char('R'))),
+            Some(Intent::Rerun)
+        );
         app.editing = Some(String::new());
         assert_eq!(
             intent_for(&app, key(KeyCode::Char('q'))),

@@ -23,11 +23,20 @@ pub fn snapshot(config: &Config) -> Snapshot {
         Ok(entries) => out.inbox = entries,
         Err(e) => out.problems.push(e.to_string()),
     }
+    let published = state::read_manifest(config).and_then(|manifest| {
+        crate::land::root::PublishRoot::open(config)?.published(config, None, &manifest)
+    });
     for entry in out.inbox.iter().filter(|e| e.ignored.is_none()) {
         match state::read_checkpoint(config, &entry.name) {
-            Ok(Some(checkpoint)) => out
-                .checkpoints
-                .push((entry.name.clone(), checkpoint.input_sha256)),
+            Ok(Some(checkpoint)) => {
+                // What became of its dates (§5.4): from the checkpoint and the manifest.
+                if let Ok(published) = &published {
+                    let standing = crate::plan::landed(&checkpoint, published);
+                    out.standing.push((entry.name.clone(), standing));
+                }
+                out.checkpoints
+                    .push((entry.name.clone(), checkpoint.input_sha256));
+            }
             Ok(None) => {}
             Err(e) => out.problems.push(e.to_string()),
         }

@@ -167,7 +167,8 @@ fn spawn_input(tx: std::sync::mpsc::Sender<Incoming>, stop: Arc<AtomicBool>) -> 
                 match crossterm::event::poll(Duration::from_millis(100)) {
                     Ok(true) => match crossterm::event::read() {
                         Ok(event) => {
-                            if tx.send(Incoming::Terminal(event)).is_err() {
+                            let read = Incoming::Read(event, std::time::Instant::now());
+                            if tx.send(read).is_err() {
                                 break;
                             }
                         }

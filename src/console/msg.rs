@@ -88,8 +88,11 @@ pub enum Intent {
     PrevMark,
     /// `f`: the Changes tab lists the next kind (all, inserted, updated, removed).
     NextShown,
-    /// `R`: reload everything from disk.
+    /// `Ctrl-R`: reload everything from disk.
     Reload,
+    /// `R`: plan the landed input under the cursor again as a rerun (Inbox), or the
+    /// input of the landing under the cursor (History).
+    Rerun,
 }
 
 /// What workers and the runtime report.
@@ -231,6 +234,8 @@ pub struct Snapshot {
     pub inbox: Vec<InboxEntry>,
     /// Checkpoint hash by input name.
     pub checkpoints: Vec<(String, String)>,
+    /// What became of each checkpoint's landing since (§5.4), by input name.
+    pub standing: Vec<(String, crate::plan::Landed)>,
     pub quarantine: Vec<QuarantineSummary>,
     /// Oldest first, as in the file.
     pub runs: Vec<RunRecord>,
@@ -250,11 +255,13 @@ pub enum Effect {
         id: u64,
         files: Vec<(PathBuf, Stamp)>,
     },
-    /// Plan `path`; with `rank`, keep the Ranked tab's data from the same read.
+    /// Plan `path`; with `rank`, keep the Ranked tab's data from the same read; with
+    /// `reland`, as a rerun of landed bytes (§5.4).
     Plan {
         id: u64,
         path: PathBuf,
         rank: bool,
+        reland: bool,
     },
     /// Land `path` if it still has `stamp` (the bytes the operator confirmed).
     Land {
@@ -296,10 +303,12 @@ pub enum Effect {
         id: u64,
         dates: Vec<Date>,
     },
-    /// Diff a landing of `path` against the published partitions (on a worker).
+    /// Diff a landing of `path` (a rerun, with `reland`) against the published
+    /// partitions (on a worker).
     Changes {
         id: u64,
         path: PathBuf,
+        reland: bool,
     },
     /// Diff what the landing `run` changed, its replaced generations against those it
     /// published (on a worker; reports as [`Report::Changed`]).

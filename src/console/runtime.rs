@@ -9,6 +9,7 @@
 //! [`SUMMARY_EVERY`], and switching product cancels the shown one's work and bumps an
 //! epoch: a report of an earlier product's work ([`Incoming::Product`]) is dropped.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -20,13 +21,27 @@ use crossterm::event::{Event as TermEvent, KeyEventKind};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 
-use super::app::{App, View};
+use super::app::{App, Dialog, View};
 use super::msg::{Effect, Intent, Msg, Report};
 use super::products::{self, ProductEntry, ProductsState};
 use super::theme::Theme;
 use super::{keymap, load, summary, update::update, view, workers};
 use crate::config::Config;
 use crate::error::{Error, Result};
+
+/// Whether a confirmation that lands, relands or restores is open and shown.
+fn guarded(app: &App) -> bool {
+    !app.help
+        && matches!(
+            app.dialog,
+            Some(
+                Dialog::ConfirmRun { .. }
+                    | Dialog::ConfirmShrink { .. }
+                    | Dialog::ConfirmReland { .. }
+                    | Dialog::ConfirmRestore { .. }
+            )
+        )
+}
 
 /// How often the loop wakes with nothing to do while work is running (spinners).
 pub const TICK: Duration = Duration::from_millis(250);
@@ -40,6 +55,9 @@ pub const SUMMARY_EVERY: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub enum Incoming {
     Terminal(TermEvent),
+    /// A terminal event and when it was read (the real terminal's): a key read before a
+    /// confirmation was drawn never answers it.
+    Read(TermEvent, Instant),
     Worker(Report),
     /// A report of work for the product shown at `epoch`; dropped once another is shown.
     Product {
@@ -66,6 +84,9 @@ pub struct Console {
     epoch: u64,
     /// When the Products summaries are read again (only with several products).
     summary_due: Option<Instant>,
+    /// When the open confirmation (one that lands, relands or restores) was first drawn;
+    /// keys read before it are type-ahead and dropped.
+    armed: Cell<Option<Instant>>,
 }
 
 impl Console {
@@ -108,6 +129,7 @@ impl Console {
             watching: false,
             epoch: 0,
             summary_due: None,
+            armed: Cell::new(None),
         }
     }
 
@@ -182,12 +204,9 @@ impl Console {
     /// Handles one event; returns whether it was terminal input.
     pub fn handle(&mut self, event: Incoming) -> bool {
         match event {
-            Incoming::Terminal(TermEvent::Key(key)) if key.kind != KeyEventKind::Release => {
-                if let Some(intent) = keymap::intent_for(&self.app, key) {
-                    self.step(intent);
-                }
-                true
-            }
+            Incoming::Terminal(TermEvent::Key(key)) => self.key(key, Instant::now()),
+            Incoming::Read(TermEvent::Key(key), at) => self.key(key, at),
+            Incoming::Read(event, _) => self.handle(Incoming::Terminal(event)),
             Incoming::Terminal(TermEvent::Resize(width, height)) => {
                 self.step(Msg::Resize(width, height));
                 true
@@ -209,6 +228,24 @@ impl Console {
                 false
             }
         }
+    }
+
+    /// A key read at `at`. While a confirmation that writes is open, a key read before it
+    /// was drawn is dropped: no word typed ahead (`/rrrryyyy`) can land anything.
+    fn key(&mut self, key: crossterm::event::KeyEvent, at: Instant) -> bool {
+        if key.kind == KeyEventKind::Release {
+            return false;
+        }
+        if guarded(&self.app) && self.armed.get().is_none_or(|drawn| at < drawn) {
+            return true;
+        }
+        if let Some(intent) = keymap::intent_for(&self.app, key) {
+            self.step(intent);
+        }
+        if !guarded(&self.app) {
+            self.armed.set(None);
+        }
+        true
     }
 
     /// Waits up to `timeout` for events, handles every one that is waiting, and reloads
@@ -267,7 +304,11 @@ impl Console {
     pub fn draw<B: Backend>(&self, terminal: &mut Terminal<B>) -> Result<()> {
         terminal
             .draw(|frame| view::view(&self.app, frame))
-            .map(|_| ())
+            .map(|_| match guarded(&self.app) {
+                true if self.armed.get().is_none() => self.armed.set(Some(Instant::now())),
+                true => {}
+                false => self.armed.set(None),
+            })
             .map_err(|e| {
                 Error::io(
                     std::path::Path::new("<terminal>"),
@@ -303,11 +344,18 @@ impl Console {
                 move |cancel, report| workers::hash(id, &config.set_marker, files, cancel, report),
                 move |_| Report::HashingDone { id },
             ),
-            Effect::Plan { id, path, rank } => {
+            Effect::Plan {
+                id,
+                path,
+                rank,
+                reland,
+            } => {
                 let failed = path.clone();
                 self.spawn(
                     id,
-                    move |cancel, report| workers::plan(&config, (id, rank), &path, cancel, report),
+                    move |cancel, report| {
+                        workers::plan(&config, (id, rank, reland), &path, cancel, report)
+                    },
                     move |e| Report::Planned {
                         id,
                         path: failed,
@@ -348,9 +396,11 @@ impl Console {
                 move |cancel, _| workers::published_hours(&config, id, &dates, cancel),
                 move |e| Report::PublishedHours { id, result: Err(e) },
             ),
-            Effect::Changes { id, path } => self.spawn(
+            Effect::Changes { id, path, reland } => self.spawn(
                 id,
-                move |cancel, report| workers::changes(&config, id, &path, cancel, report),
+                move |cancel, report| {
+                    workers::changes(&config, (id, reland), &path, cancel, report)
+                },
                 move |e| Report::Changed { id, result: Err(e) },
             ),
             Effect::HistoryDiff { id, run } => self.spawn(

@@ -55,6 +55,11 @@ fn snap_at(console: &mut Console, name: &str, sizes: [(u16, u16); 2]) {
             // A landing's run id is random; a narrow screen may cut it short.
             filters.push((r"run [0-9a-f]{1,8}(-[0-9a-f-]*)?…?", "run RUN-ID"));
         }
+        // When an input landed, to the minute (a plan of landed bytes, §5.4).
+        filters.push((
+            r"\d{4}-\d\d-\d\d \d\d:\d\d([^:\d]|:[^\d]|$)",
+            "YYYY-MM-DD hh:mm$1",
+        ));
         insta::with_settings!({
             filters => filters,
             prepend_module_to_snapshot => false,
@@ -226,6 +231,66 @@ fn every_screen() {
         [Intent::Back, Intent::Show(View::Inbox), Intent::Help],
     );
     snap(&mut c, "help");
+    steps(&mut c, [Intent::Help]);
+    rerun_scene(&mut c, dir.path());
+}
+
+/// Sets every landing time the manifest and the checkpoints record to one fixed instant:
+/// a rerun plan names them, and a line wrapped inside one would escape the filters.
+fn pin_landing_times(state: &Path) {
+    let mut documents = vec![state.join("partitions.json")];
+    for entry in std::fs::read_dir(state.join("checkpoints")).expect("checkpoints") {
+        documents.push(entry.expect("an entry").path());
+    }
+    for path in documents {
+        let text = std::fs::read_to_string(&path).expect("a state document");
+        let mut value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        pin(&mut value);
+        let pinned = serde_json::to_vec_pretty(&value).expect("encode");
+        std::fs::write(&path, pinned).expect("write it back");
+    }
+}
+
+/// Every `published_at` in `value` set to `2026-12-01T10:02:00.000000Z`.
+fn pin(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, inner) in map.iter_mut() {
+                match key.as_str() {
+                    "published_at" => *inner = "2026-12-01T10:02:00.000000Z".into(),
+                    _ => pin(inner),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(pin),
+        _ => {}
+    }
+}
+
+/// A restatement of the first input's day lands (the first is superseded), then `R` on
+/// the first input: its rerun plan, and the confirmation that asks for its name.
+fn rerun_scene(c: &mut Console, dir: &Path) {
+    let first = dir.join("inbox/01-orders-2024-03-01.jsonl");
+    let mut again = std::fs::read(&first).expect("the first input");
+    again.push(b'\n'); // other bytes, the same rows
+    fixture::write_input(dir, "05-restated.jsonl", &again, 10);
+    steps(
+        c,
+        [Intent::Reload, Intent::Bottom, Intent::Run, Intent::Confirm],
+    );
+    pin_landing_times(&dir.join("state/orders"));
+    steps(
+        c,
+        [Intent::Back, Intent::Reload, Intent::Top, Intent::Rerun],
+    );
+    let Some(plan) = c.app.plan() else {
+        panic!("no rerun plan: {:?}", c.app.inbox.plan);
+    };
+    assert!(plan.reland, "{plan:?}");
+    snap_at(c, "rerun_plan", NEWER_SIZES);
+    steps(c, [Intent::Run]);
+    steps(c, "01-orders".chars().map(Intent::Input));
+    snap_at(c, "confirm_reland", NEWER_SIZES);
 }
 
 /// The Products screen over two copies of the samples (the second named `payments`) and
@@ -456,6 +521,8 @@ fn a_plan_refused_before_the_row_work() {
         spilled: None,
         parts: Vec::new(),
         run_id: String::new(),
+        landed: None,
+        reland: false,
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
     c.step(Msg::Resize(140, 45));

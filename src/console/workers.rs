@@ -93,13 +93,16 @@ fn short_error(error: &str, path: &Path) -> String {
 /// `RankLater` when the plan kept none (the tab then reads the input itself).
 pub fn plan(
     config: &Config,
-    (id, rank): (u64, bool),
+    (id, rank, reland): (u64, bool, bool),
     path: &Path,
     cancel: &AtomicBool,
     report: Sink,
 ) -> Report {
     let mut last = 0;
-    let options = DecideOptions::default();
+    let options = DecideOptions {
+        reland,
+        ..DecideOptions::default()
+    };
     let mut progress = |progress| {
         if let Progress::Reading { bytes, total } = progress
             && worth(bytes, total, &mut last)
@@ -266,7 +269,13 @@ pub fn rank(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: 
 }
 
 /// What a landing of `path` would change, key by key (the Changes tab).
-pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, report: Sink) -> Report {
+pub fn changes(
+    config: &Config,
+    (id, reland): (u64, bool),
+    path: &Path,
+    cancel: &AtomicBool,
+    report: Sink,
+) -> Report {
     let mut last = 0;
     let mut progress = |progress| {
         if let Progress::Reading { bytes, total } = progress
@@ -279,7 +288,7 @@ pub fn changes(config: &Config, id: u64, path: &Path, cancel: &AtomicBool, repor
     let cancelled = || cancel.load(Ordering::Relaxed);
     changed(
         id,
-        super::changes::build(config, path, &mut progress, &cancelled),
+        super::changes::build(config, (path, reland), &mut progress, &cancelled),
     )
 }
 

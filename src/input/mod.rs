@@ -117,6 +117,15 @@ impl Part {
         })
     }
 
+    /// Back to the first byte, for a second read of the same open file.
+    fn rewind(&self) -> Result<()> {
+        use std::io::Seek;
+        (&self.file)
+            .seek(std::io::SeekFrom::Start(0))
+            .map(drop)
+            .map_err(|e| self.io_error("rewind the input", e))
+    }
+
     fn io_error(&self, action: &'static str, e: std::io::Error) -> Error {
         Error::io(&self.path, action, "check the disk and rerun", e)
     }
@@ -293,12 +302,28 @@ pub fn scan_input(
 /// The identity of the input at `path` (§11.3 for a set), from its stored bytes alone:
 /// nothing is decoded or split. `keep_going` is asked after each read.
 pub fn identity(path: &Path, marker: &str, keep_going: &dyn Fn() -> bool) -> Result<String> {
-    let input = open(path, marker)?;
+    identity_of(&open(path, marker)?, &mut |_| keep_going())
+}
+
+/// The identity of the opened `input`, from its stored bytes alone (§5.4 decides a skip
+/// on it): each part is hashed, checked unchanged since it was opened, and rewound, so a
+/// census that follows reads it from the start. `progress` gets the stored bytes read
+/// so far and returns `false` to cancel.
+pub fn identity_of(input: &Input, progress: &mut dyn FnMut(u64) -> bool) -> Result<String> {
+    let mut done = 0u64;
     let mut read = Vec::with_capacity(input.parts.len());
     for part in &input.parts {
-        read.push((sha256(&mut &part.file, &part.path, keep_going)?, 0));
+        let mut seen = 0u64;
+        let sha256 = sha256_counted(&mut &part.file, &part.path, &mut |bytes| {
+            seen = bytes;
+            progress(done + bytes)
+        })?;
+        part.unchanged(seen)?;
+        part.rewind()?;
+        done += seen;
+        read.push((sha256, 0));
     }
-    Ok(input.identity(&digests(&input, read)))
+    Ok(input.identity(&digests(input, read)))
 }
 
 /// The SHA-256 of everything `reader` holds, as lowercase hex, without splitting lines;
@@ -308,11 +333,22 @@ pub fn sha256(
     source: &Path,
     keep_going: &dyn Fn() -> bool,
 ) -> Result<String> {
+    sha256_counted(reader, source, &mut |_| keep_going())
+}
+
+/// [`sha256`], telling `progress` the bytes read so far after each read.
+pub fn sha256_counted(
+    reader: &mut impl Read,
+    source: &Path,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<String> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
+    let mut total = 0u64;
     while let Some(n) = read_some(reader, &mut buf, source)? {
         hasher.update(&buf[..n]);
-        if !keep_going() {
+        total += n as u64;
+        if !progress(total) {
             return Err(Error::Cancelled);
         }
     }

@@ -79,7 +79,16 @@ pub fn published(
         .into_iter()
         .map(|(date, (rows, files))| {
             let owner = owner_of(manifest, date, &files);
-            (date, PublishedDate { rows, owner })
+            let published_at = owner
+                .as_ref()
+                .and_then(|_| manifest.dates.get(&date.to_string()))
+                .map(|e| e.published_at.clone());
+            let published = PublishedDate {
+                rows,
+                owner,
+                published_at,
+            };
+            (date, published)
         })
         .collect();
     Published { checkpoint, dates }

@@ -79,6 +79,10 @@ pub fn plan_input(
 
 /// [`plan_input`], also returning the manifest the plan was decided against (a run holds
 /// the lock, so it is still the manifest when the run publishes).
+///
+/// §5.4 comes first: when the input's checkpoint exists, one hashing pass over its bytes
+/// tells whether it holds this identity, and a skip is decided from the checkpoint and
+/// the manifest without the engine's census, so without reading a row of the lake.
 fn plan_with_manifest(
     config: &Config,
     engine: &mut dyn Engine,
@@ -87,9 +91,17 @@ fn plan_with_manifest(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Plan, Manifest, PublishRoot)> {
     let input = input::open(path, &config.set_marker)?;
-    let checkpoint = state::read_checkpoint(config, &input.name)?;
+    let checkpoint = state::read_checkpoint(config, &input.name)?; // §5.3
     let manifest = state::read_manifest(config)?;
     let root = PublishRoot::open(config)?;
+    let policy = plan::Policy::of(config);
+    if let Some(landed) = checkpoint.as_ref().filter(|_| !options.reland) {
+        let sha256 = identity(&input, progress)?;
+        if plan::decide::is_skip(Some(landed), &sha256, options) {
+            let published = root.published(config, checkpoint.clone(), &manifest)?;
+            return Ok((plan::skip(&policy, landed, &published), manifest, root));
+        }
+    }
     let census = root.with_dataset(config, |dataset| {
         engine.census(config, &input, &manifest, dataset, progress)
     })?;
@@ -98,14 +110,16 @@ fn plan_with_manifest(
         input_name: input.name,
         input_sha256: census.sha256.clone(),
     };
-    let plan = plan::decide(
-        census,
-        owner,
-        &plan::Policy::of(config),
-        &published,
-        options,
-    );
+    let plan = plan::decide(census, owner, &policy, &published, options);
     Ok((plan, manifest, root))
+}
+
+/// The input's identity (§11.3 for a set) from its stored bytes, reporting progress.
+fn identity(input: &input::Input, progress: &mut dyn FnMut(Progress) -> bool) -> Result<String> {
+    let total = input.size;
+    input::identity_of(input, &mut |bytes| {
+        progress(Progress::Reading { bytes, total })
+    })
 }
 
 /// Lands `path`: CONTRACT.md §5 then §6, in order, with `engine` doing the row work.

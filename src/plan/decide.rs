@@ -1,9 +1,12 @@
-//! CONTRACT.md §5 steps 4–10 as one pure function, [`decide`]: an engine's [`Census`] of
-//! the input and the [`Published`] state in, a [`Plan`] out. Steps 1–3 (config, lock,
-//! corrupt checkpoint) are errors raised before a decision exists.
+//! CONTRACT.md §5 steps 4–10 as pure functions: [`skip`] is step 4 from the checkpoint
+//! alone (no census, no row of the lake); [`decide`] takes an engine's [`Census`] of the
+//! input and the [`Published`] state to a [`Plan`]. Steps 1–3 (config, lock, corrupt
+//! checkpoint) are errors raised before a decision exists.
 
 use super::census::Census;
-use super::state::{Owner, Published};
+use super::counts::Counts;
+use super::landed::landed;
+use super::state::{Checkpoint, Owner, Published};
 use super::{Action, DatePlan, Plan, Refusal};
 use crate::config::{Config, WriteMode};
 
@@ -45,6 +48,8 @@ pub struct DecideOptions {
     pub allow_shrink: bool,
     /// Publish even where a date would grow past `max_growth` times its rows.
     pub allow_growth: bool,
+    /// Plan landed bytes again as a new input (`--reland`), instead of skipping them.
+    pub reland: bool,
 }
 
 impl DecideOptions {
@@ -62,6 +67,61 @@ impl DecideOptions {
             }),
             _ => None,
         }
+    }
+}
+
+/// §5.4: whether the input whose identity is `sha256` is a skip: its checkpoint holds
+/// that identity and the operator did not ask to land it again.
+pub fn is_skip(checkpoint: Option<&Checkpoint>, sha256: &str, options: DecideOptions) -> bool {
+    !options.reland && checkpoint.is_some_and(|c| c.input_sha256 == sha256)
+}
+
+/// The plan of a skip (§5.4), from `checkpoint` and `published` alone: its counts are
+/// those the checkpoint recorded, its dates as they stand now, and its standing says
+/// what became of them.
+pub fn skip(policy: &Policy, checkpoint: &Checkpoint, published: &Published) -> Plan {
+    let standing = landed(checkpoint, published);
+    let dates = standing
+        .dates
+        .iter()
+        .map(|d| {
+            let now = published.dates.get(&d.event_date);
+            DatePlan {
+                event_date: d.event_date,
+                rows: now.map_or(0, |n| n.rows),
+                rows_before: now.map(|n| n.rows),
+                owner_before: now
+                    .and_then(|n| n.owner.as_ref())
+                    .map(|o| o.input_name.clone()),
+                owner_published_at: now.and_then(|n| n.published_at.clone()),
+                merge: None,
+                by_hour: None,
+            }
+        })
+        .collect();
+    Plan {
+        product: policy.product.clone(),
+        input_name: checkpoint.input_name.clone(),
+        input_sha256: checkpoint.input_sha256.clone(),
+        action: Action::Skip,
+        refusal: None,
+        allowed_shrink: Vec::new(),
+        allowed_growth: Vec::new(),
+        counts: Counts {
+            accepted: checkpoint.accepted_rows,
+            rejected: checkpoint.rejected_rows,
+            retries: checkpoint.retries,
+            keys: checkpoint.keys,
+            ..Counts::default()
+        },
+        dates,
+        unranked: false,
+        findings: Vec::new(),
+        spilled: None,
+        parts: checkpoint.parts.clone(),
+        landed: Some(standing),
+        reland: false,
+        run_id: String::new(),
     }
 }
 
@@ -87,11 +147,22 @@ pub fn decide(
                 owner_before: before
                     .and_then(|b| b.owner.as_ref())
                     .map(|o| o.input_name.clone()),
+                owner_published_at: before.and_then(|b| b.published_at.clone()),
                 merge: date.merge,
                 by_hour: date.by_hour,
             }
         })
         .collect();
+    let checkpoint = published.checkpoint.as_ref();
+    if is_skip(checkpoint, &owner.input_sha256, options)
+        && let Some(checkpoint) = checkpoint
+    {
+        return skip(policy, checkpoint, published);
+    }
+    // The same bytes landed before: a rerun the operator asked for says what it replaces.
+    let standing = checkpoint
+        .filter(|c| c.input_sha256 == owner.input_sha256)
+        .map(|c| landed(c, published));
     let mut plan = Plan {
         product: policy.product.clone(),
         input_name: owner.input_name.clone(),
@@ -107,13 +178,9 @@ pub fn decide(
         spilled: None,
         parts: census.parts.clone(),
         run_id: String::new(),
+        reland: standing.is_some(),
+        landed: standing,
     };
-    if is_skip(&owner, policy, published) {
-        plan.action = Action::Skip;
-        plan.findings = census.findings;
-        plan.spilled = census.spilled;
-        return plan;
-    }
     let shrinking: Vec<_> = plan
         .dates
         .iter()
@@ -178,23 +245,6 @@ pub fn decide(
     plan.findings = census.findings;
     plan.spilled = census.spilled;
     plan
-}
-
-/// §5.4: the checkpoint holds this hash, every date it lists exists, and (replace mode)
-/// each is still owned by this input.
-fn is_skip(owner: &Owner, policy: &Policy, published: &Published) -> bool {
-    let Some(checkpoint) = &published.checkpoint else {
-        return false;
-    };
-    checkpoint.input_sha256 == owner.input_sha256
-        && checkpoint.event_dates.iter().all(|text| {
-            let date = crate::contract::Date::parse(text);
-            match date.and_then(|d| published.dates.get(&d)) {
-                None => false,
-                Some(_) if policy.write_mode == WriteMode::Merge => true,
-                Some(now) => now.owner.as_ref() == Some(owner),
-            }
-        })
 }
 
 /// §5.9: the date exists and would lose more than `max_shrink` of its rows.
@@ -286,6 +336,7 @@ mod tests {
                 PublishedDate {
                     rows: 10,
                     owner: Some(before),
+                    published_at: Some("2026-12-01T10:02:00Z".into()),
                 },
             )]),
         };
@@ -398,6 +449,67 @@ mod tests {
             "{why}"
         );
         assert!(why.contains("mostly = 0.9"), "{why}");
+    }
+
+    /// b.jsonl's checkpoint, landed with these bytes on 2024-03-01.
+    fn landed_checkpoint(owner: &Owner) -> Checkpoint {
+        Checkpoint {
+            product: "orders".into(),
+            input_name: owner.input_name.clone(),
+            input_sha256: owner.input_sha256.clone(),
+            accepted_rows: 2,
+            rejected_rows: 0,
+            retries: 0,
+            keys: 2,
+            event_dates: vec!["2024-03-01".into()],
+            publish_root: "lake".into(),
+            published_at: "2026-12-01T09:00:00Z".into(),
+            tool_version: "0".into(),
+            table_version: None,
+            parts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn landed_bytes_skip_whoever_owns_their_date_until_the_operator_relands() {
+        let config = crate::config::fixtures::orders();
+        let policy = Policy::of(&config);
+        // a.jsonl published the date after b.jsonl: b is superseded, and still a skip.
+        let (census, owner, mut published) = shrinking(10);
+        published.checkpoint = Some(landed_checkpoint(&owner));
+        let plan = decide(
+            census.clone(),
+            owner.clone(),
+            &policy,
+            &published,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Skip);
+        let standing = plan.landed.as_ref().expect("a skip says what became of it");
+        assert_eq!(standing.state, crate::plan::LandedState::Superseded);
+        assert_eq!(standing.dates[0].by.as_deref(), Some("a.jsonl"));
+        // The date gone altogether: still a skip.
+        let mut gone = published.clone();
+        gone.dates.clear();
+        let plan = decide(
+            census.clone(),
+            owner.clone(),
+            &policy,
+            &gone,
+            DecideOptions::default(),
+        );
+        assert_eq!(plan.action, Action::Skip);
+        // --reland: a new input's plan, naming whose rows it replaces.
+        let reland = DecideOptions {
+            reland: true,
+            ..DecideOptions::default()
+        };
+        let plan = decide(census, owner, &policy, &published, reland);
+        assert_eq!((plan.action, plan.reland), (Action::Publish, true));
+        assert_eq!(
+            plan.replaces(),
+            ["2024-03-01 from a.jsonl, landed 2026-12-01 10:02"]
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod census;
 pub mod counts;
 pub mod decide;
 pub mod keyed;
+pub mod landed;
 pub mod merge;
 pub mod rank;
 pub mod state;
@@ -23,7 +24,8 @@ pub mod state;
 pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus, rows_by_hour};
 pub use counts::{Counts, LineFinding, SpilledFindings};
-pub use decide::{DecideOptions, Policy, decide};
+pub use decide::{DecideOptions, Policy, decide, skip};
+pub use landed::{Landed, LandedDate, LandedState, landed};
 pub use merge::{Merged, Outcome, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
@@ -176,6 +178,9 @@ pub struct DatePlan {
     pub rows_before: Option<u64>,
     /// The input that published it, `None` when new or unknown.
     pub owner_before: Option<String>,
+    /// When `owner_before` published it, from the manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_published_at: Option<String>,
     /// Merge mode only (§10.6): how the date's keys change.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub merge: Option<MergeCounts>,
@@ -221,6 +226,12 @@ pub struct Plan {
     /// The landing's run id, set when a run executes the plan (empty for a plan alone):
     /// what it writes carries it.
     pub run_id: String,
+    /// The input's checkpoint holds these bytes: when they landed and what became of
+    /// their dates since (§5.4). `None` for bytes never landed under this name.
+    pub landed: Option<Landed>,
+    /// The operator asked to land these landed bytes again (`--reland`, the console's
+    /// rerun): the plan is a new input's, under every guard.
+    pub reland: bool,
 }
 
 impl Plan {
@@ -260,6 +271,28 @@ impl Plan {
     /// that empties a date retires it instead).
     pub fn dates_with_rows(&self) -> impl Iterator<Item = &DatePlan> {
         self.dates.iter().filter(|d| d.rows > 0)
+    }
+
+    /// Whose rows a publish replaces, one per date another input owns now:
+    /// `2024-03-01 from b.jsonl, landed 2026-12-01 10:02`.
+    pub fn replaces(&self) -> Vec<String> {
+        self.dates
+            .iter()
+            .filter(|d| {
+                d.owner_before
+                    .as_ref()
+                    .is_some_and(|o| *o != self.input_name)
+            })
+            .map(|d| {
+                let when = d
+                    .owner_published_at
+                    .as_deref()
+                    .map(|t| format!(", landed {}", landed::short_time(t)))
+                    .unwrap_or_default();
+                let owner = d.owner_before.as_deref().unwrap_or_default();
+                format!("{} from {owner}{when}", d.event_date)
+            })
+            .collect()
     }
 
     /// The reason code, or `None` for a publish or skip.

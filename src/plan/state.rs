@@ -65,6 +65,8 @@ pub struct PublishedDate {
     pub rows: u64,
     /// `None` when the manifest does not know the date (written by hand or by another tool).
     pub owner: Option<Owner>,
+    /// When `owner` published it, from the manifest.
+    pub published_at: Option<String>,
 }
 
 /// What a decision needs to know of the published state.

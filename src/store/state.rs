@@ -50,6 +50,43 @@ pub fn read_checkpoint(config: &Config, name: &str) -> Result<Option<Checkpoint>
         })
 }
 
+/// Every checkpoint of the product, by input name; an unparsable one is
+/// [`Error::CorruptCheckpoint`] (§5.3).
+pub fn list_checkpoints(config: &Config) -> Result<Vec<Checkpoint>> {
+    let dir = config.state_root.join("checkpoints");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::io(
+                &dir,
+                "list the checkpoints",
+                "check its permissions",
+                e,
+            ));
+        }
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| Error::io(&dir, "list the checkpoints", "check the disk", e))?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        // Wharf's own temporary files start with a dot.
+        if let Some(name) = file
+            .strip_suffix(".json")
+            .filter(|_| !file.starts_with('.'))
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names.sort();
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        out.extend(read_checkpoint(config, &name)?);
+    }
+    Ok(out)
+}
+
 /// The parts of the set that published as `owner` (§11.3), from its checkpoint while that
 /// still records this landing (same identity); empty for a single file, and when the
 /// checkpoint is missing, of a later landing, or unreadable (the next landing reports
@@ -126,10 +163,12 @@ pub fn published(
             Some(entry) => PublishedDate {
                 rows: entry.rows,
                 owner: Some(entry.owner.clone()),
+                published_at: Some(entry.published_at.clone()),
             },
             None => PublishedDate {
                 rows: parquet_files::count_rows(&folder)?,
                 owner: None,
+                published_at: None,
             },
         };
         dates.insert(date, published);

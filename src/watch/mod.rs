@@ -16,7 +16,7 @@
 
 pub mod ledger;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
@@ -87,6 +87,9 @@ pub struct Watch<'c> {
     failed: HashMap<String, Fingerprint>,
     busy_until: Option<Instant>,
     next_rescan: Instant,
+    /// The rest of the last listing, oldest first: landed one by one before the inbox is
+    /// listed again, so a landing costs no listing of the whole inbox.
+    pending: VecDeque<InboxEntry>,
 }
 
 impl<'c> Watch<'c> {
@@ -107,10 +110,15 @@ impl<'c> Watch<'c> {
         let watcher = inbox::watch_with(&config.inbox, move || {
             let _ = changes.send(Wake::Changed);
         })?;
-        let ledger = Ledger::load(config).unwrap_or_else(|e| {
-            report(Report::Trouble(&e));
-            Ledger::empty(config)
-        });
+        let ledger = present_names(config)
+            .and_then(|names| {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                Ledger::load(config, &names)
+            })
+            .unwrap_or_else(|e| {
+                report(Report::Trouble(&e));
+                Ledger::empty(config)
+            });
         Ok(Watch {
             config,
             engine,
@@ -124,6 +132,7 @@ impl<'c> Watch<'c> {
             failed: HashMap::new(),
             busy_until: None,
             next_rescan: Instant::now() + settings.rescan,
+            pending: VecDeque::new(),
         })
     }
 
@@ -154,6 +163,9 @@ impl<'c> Watch<'c> {
             match next {
                 Some((entry, fingerprint)) => {
                     busy_spell = self.land(&entry, fingerprint, !busy_spell, report);
+                    if busy_spell {
+                        self.pending.push_front(entry); // still the oldest
+                    }
                 }
                 None => {
                     if self.wait() {
@@ -182,19 +194,22 @@ impl<'c> Watch<'c> {
         }
     }
 
-    /// The oldest closed input not handled at its current fingerprint.
+    /// The oldest closed input not handled at its current fingerprint: the next of the
+    /// last listing, or, when that is done, of a new one.
     fn next_input(
         &mut self,
         report: &mut dyn FnMut(Report<'_>),
     ) -> Option<(InboxEntry, Fingerprint)> {
-        let entries = match inbox::closed(&self.config.inbox, &self.config.set_marker) {
-            Ok(entries) => entries,
-            Err(e) => {
-                report(Report::Trouble(&e));
-                return None;
+        if self.pending.is_empty() {
+            match inbox::closed(&self.config.inbox, &self.config.set_marker) {
+                Ok(entries) => self.pending = entries.into(),
+                Err(e) => {
+                    report(Report::Trouble(&e));
+                    return None;
+                }
             }
-        };
-        for entry in entries {
+        }
+        while let Some(entry) = self.pending.pop_front() {
             let Some(fingerprint) = Fingerprint::of(&entry.path) else {
                 continue; // gone since it was listed
             };
@@ -220,6 +235,7 @@ impl<'c> Watch<'c> {
         report_busy: bool,
         report: &mut dyn FnMut(Report<'_>),
     ) -> bool {
+        // Discovery never relands (§5.4): a landed input is a skip.
         let options = DecideOptions::default();
         let landed = land::run(
             self.config,
@@ -234,10 +250,15 @@ impl<'c> Watch<'c> {
             Ok(outcome) => {
                 if unchanged {
                     self.handled.insert(entry.name.clone(), before);
-                    if outcome.status != RunStatus::Refused {
-                        self.ledger
-                            .record(&entry.name, before, &outcome.plan.input_sha256);
-                        self.save_ledger(report);
+                    let landed = outcome.status != RunStatus::Refused;
+                    let recorded = match landed {
+                        true => self
+                            .ledger
+                            .record(&entry.name, before, &outcome.plan.input_sha256),
+                        false => Ok(()),
+                    };
+                    if let Err(e) = recorded {
+                        report(Report::Trouble(&e));
                     }
                 }
                 report(Report::Landed(&outcome));
@@ -265,15 +286,10 @@ impl<'c> Watch<'c> {
             }
         }
     }
+}
 
-    fn save_ledger(&mut self, report: &mut dyn FnMut(Report<'_>)) {
-        let names: Vec<String> = match inbox::list(&self.config.inbox, &self.config.set_marker) {
-            Ok(entries) => entries.into_iter().map(|e| e.name).collect(),
-            Err(_) => return, // the next listing reports it; the ledger keeps its names
-        };
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        if let Err(e) = self.ledger.save(self.config, &names) {
-            report(Report::Trouble(&e));
-        }
-    }
+/// The names in the inbox now, to which a start compacts the ledger.
+fn present_names(config: &Config) -> Result<Vec<String>> {
+    let entries = inbox::list(&config.inbox, &config.set_marker)?;
+    Ok(entries.into_iter().map(|e| e.name).collect())
 }

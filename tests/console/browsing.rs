@@ -228,3 +228,44 @@ fn an_input_that_cannot_be_hashed_shows_why_in_its_row() {
     p.step_and_draw(Intent::Reload);
     assert_eq!(p.badge("05-fix-parts"), Badge::Landed);
 }
+
+/// `/` on the Inbox list and on History's runs filters them by input name as typed
+/// (case-insensitive); while it is open `r` and `y` are text; Esc clears it.
+#[test]
+fn slash_filters_the_inbox_and_the_run_log_by_name_and_no_key_is_a_command() {
+    let mut p = Product::samples();
+    p.step_and_draw(Intent::Top);
+    let names = |p: &Product| -> Vec<String> {
+        let rows = &p.console.app.inbox.rows;
+        rows.iter().map(|r| r.entry.name.clone()).collect()
+    };
+    let all = names(&p);
+    let screen = p.steps(
+        [Intent::Filter]
+            .into_iter()
+            .chain("LEAKRY".chars().map(Intent::Input)),
+    );
+    assert!(names(&p).is_empty(), "{screen}");
+    assert!(screen.contains("matching /LEAKRY"), "{screen}");
+    p.steps([Intent::Backspace, Intent::Backspace, Intent::Submit]);
+    assert_eq!(names(&p), ["03-leaky-export.jsonl"]);
+    assert!(
+        p.console.app.dialog.is_none(),
+        "r typed into the filter opened a dialog"
+    );
+    assert!(fixture::tree(&p.path("lake")).is_empty());
+    p.steps([Intent::Filter, Intent::Back]);
+    assert_eq!(names(&p), all, "Esc clears the filter");
+    assert_eq!(
+        p.current(),
+        "03-leaky-export.jsonl",
+        "the cursor stays on its input"
+    );
+
+    assert_eq!(p.land_selected(), RunStatus::Refused);
+    p.steps([Intent::Show(View::History), Intent::Filter]);
+    let screen = p.steps("xyz".chars().map(Intent::Input));
+    assert!(p.console.app.history.runs.is_empty(), "{screen}");
+    let screen = p.steps([Intent::Back]);
+    assert_eq!(p.console.app.history.runs.len(), 1, "{screen}");
+}

@@ -7,13 +7,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use wharf::console::app::{Loading, View};
+use wharf::console::app::{Dialog, Finished, Loading, PlanState, View};
 use wharf::console::changes::{Changes, Outcome};
 use wharf::console::landed::{NEW_DATE, NOT_KEPT, PUBLISHED_GONE};
 use wharf::console::{Intent, Msg};
 use wharf::contract::Value;
+use wharf::land::RunStatus;
+use wharf::plan::Action;
 
-use crate::harness::{self, Product};
+use crate::harness::{self, FIRST, Product};
 use crate::kit;
 
 /// (date, key, change, {field: [before, after]}) per changed key, a null as `None`.
@@ -316,4 +318,39 @@ fn a_delta_landings_diff_is_the_version_before_against_its_commit() {
     let changes = ready(&p);
     assert_eq!(changes.notes, [(changes.notes[0].0, NOT_KEPT)]);
     assert!(changes.items.is_empty() && changes.dates.is_empty());
+}
+
+/// `R` on a landing in History opens its input's rerun plan in the Inbox view; the typed
+/// name lands it again, a wrong one does not.
+#[test]
+fn r_on_a_landing_opens_its_inputs_rerun_plan_and_only_its_name_lands_it() {
+    let mut p = Product::samples();
+    p.select(FIRST);
+    assert_eq!(p.land_selected(), RunStatus::Published);
+    let lake = p.lake();
+    p.steps([Intent::Show(View::History), Intent::Top, Intent::Rerun]);
+    assert_eq!(p.console.app.view, View::Inbox);
+    assert_eq!(p.current(), FIRST);
+    let PlanState::Ready(plan) = &p.console.app.inbox.plan else {
+        panic!("no rerun plan: {:?}", p.console.app.inbox.plan);
+    };
+    assert!(plan.reland && plan.action == Action::Publish, "{plan:?}");
+    p.steps([Intent::Run]);
+    p.steps("yes".chars().map(Intent::Input).chain([Intent::Submit]));
+    assert!(
+        p.console.app.task.is_none(),
+        "a wrong word started a landing"
+    );
+    assert_eq!(p.lake(), lake);
+    let name = FIRST.chars().map(Intent::Input);
+    p.steps(name.chain([Intent::Submit]));
+    let Some(Dialog::Result(Finished::Landed { status, plan, .. })) = &p.console.app.dialog else {
+        panic!("no rerun result: {:?}", p.console.app.dialog);
+    };
+    assert_eq!((*status, plan.reland), (RunStatus::Published, true));
+    let runs = std::fs::read_to_string(p.path("state/orders/runs.jsonl")).unwrap();
+    assert_eq!(
+        runs.lines().filter(|l| l.contains("\"published\"")).count(),
+        2
+    );
 }

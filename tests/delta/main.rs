@@ -336,8 +336,17 @@ fn lands_skips_refuses_and_replaces(product: &Product, root: &Root, s3: bool) {
         product.checkpoint("03-restated.jsonl").unwrap()["table_version"],
         1
     );
-    // The first input is no longer what the version holds: it lands again.
-    let back = run(product, &first, s3);
+    // The first input is no longer what the version holds: still a skip (§5.4), which
+    // names the restatement; the operator's --reland lands it again.
+    let skipped = run(product, &first, s3);
+    assert_eq!(skipped.json()["action"], "skipped", "{}", skipped.stderr);
+    assert_eq!(
+        skipped.json()["landed"]["dates"][0]["by"],
+        "03-restated.jsonl"
+    );
+    assert_eq!(root.commits().len(), 2, "a skip commits nothing");
+    let path = first.to_str().unwrap();
+    let back = wharf(product, &["run", path, "--reland", "--json"], s3);
     assert_eq!(back.json()["action"], "published", "{}", back.stderr);
     assert_eq!(root.commits().len(), 3);
 
@@ -803,7 +812,8 @@ fn sigkill_during_landings_on_s3_leaves_each_date_old_or_new_and_reruns_converge
         } else {
             (&input_b, &rows_b, &rows_a)
         };
-        let mut cmd = product.cmd(&["run", input.to_str().unwrap()]);
+        // Each input has landed: the operator relands it (§5.4), killed or not.
+        let mut cmd = product.cmd(&["run", input.to_str().unwrap(), "--reland"]);
         let mut child = s3_env(&mut cmd)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -824,7 +834,8 @@ fn sigkill_during_landings_on_s3_leaves_each_date_old_or_new_and_reruns_converge
                 "kill {kill}: {date} is neither whole old nor whole new"
             );
         }
-        let rerun = run(&product, input, true);
+        let path = input.to_str().unwrap();
+        let rerun = wharf(&product, &["run", path, "--reland", "--json"], true);
         assert_eq!(rerun.code, 0, "kill {kill}: rerun: {}", rerun.stderr);
         assert_eq!(&root.rows(), target, "kill {kill}: the rerun converges");
     }

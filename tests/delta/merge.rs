@@ -69,7 +69,13 @@ fn merges_as_hive_does(delta: &Product, root: &Root, s3: bool) {
             "{name}: {}{}",
             by_delta.stdout, by_delta.stderr
         );
-        let (h, d) = (by_hive.json(), by_delta.json());
+        let (mut h, mut d) = (by_hive.json(), by_delta.json());
+        // When each owner landed differs between the two products; the rest may not.
+        for plan in [&mut h, &mut d] {
+            for date in plan["dates"].as_array_mut().into_iter().flatten() {
+                date.as_object_mut().map(|o| o.remove("owner_published_at"));
+            }
+        }
         assert_eq!(d["action"], "published", "{name}");
         assert_eq!(
             d["dates"], h["dates"],

@@ -276,8 +276,15 @@ fn step10_publish_reports_rows_before_and_owner() {
         0
     );
     let b = product.input("b.jsonl", &refs(&day(2, "2024-03-01", "b")));
-    let plan = product.plan_json(&b).json();
+    let mut plan = product.plan_json(&b).json();
     assert_eq!(plan["action"], "publish");
+    // When the owner landed it, as the manifest records it.
+    let landed = plan["dates"][0]["owner_published_at"].take();
+    assert!(landed.as_str().is_some_and(|t| t.ends_with('Z')), "{plan}");
+    plan["dates"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("owner_published_at");
     assert_eq!(
         plan["dates"][0],
         serde_json::json!({"event_date": "2024-03-01", "rows": 2, "rows_before": 2, "owner_before": "a.jsonl"})

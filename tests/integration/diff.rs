@@ -158,7 +158,7 @@ fn a_diff_is_what_the_following_run_changes() {
     let skipped = diff(&product, &second, &[]);
     assert_eq!(skipped.code, 0);
     assert!(
-        skipped.stdout.contains("already published"),
+        skipped.stdout.contains("already landed") && skipped.stdout.contains("--reland"),
         "{}",
         skipped.stdout
     );

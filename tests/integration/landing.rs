@@ -109,18 +109,34 @@ fn each_date_of_a_file_gets_its_own_winners_in_key_order() {
 }
 
 #[test]
-fn a_date_deleted_by_hand_publishes_again() {
+fn a_date_deleted_by_hand_is_a_skip_until_the_operator_relands() {
     let product = Product::with_settings("");
     let input = product.input("in.jsonl", &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")]);
     assert_eq!(product.run_json(&input).code, 0);
     fs::remove_dir_all(product.publish.join("event_date=2024-03-01")).unwrap();
-    let ran = product.run_json(&input);
-    assert_eq!(ran.json()["action"], "published");
+    // §5.4: the checkpoint holds these bytes; whatever became of the date, a skip.
+    let ran = product.run_json(&input).json();
+    assert_eq!(ran["action"], "skipped");
+    assert_eq!(ran["landed"]["state"], "dates_gone", "{ran}");
+    assert!(product.dates().is_empty(), "a skip publishes nothing");
+    let text = product.wharf(&["run", input.to_str().unwrap()]).stdout;
+    assert!(
+        text.contains("dates gone: 2024-03-01") && text.contains("--reland"),
+        "{text}"
+    );
+    let relanded = product.wharf(&["run", input.to_str().unwrap(), "--reland", "--json"]);
+    assert_eq!(
+        relanded.json()["action"],
+        "published",
+        "{}",
+        relanded.stderr
+    );
+    assert_eq!(relanded.json()["reland"], true);
     assert_eq!(product.rows("2024-03-01").len(), 1);
 }
 
 #[test]
-fn a_date_re_owned_by_another_input_publishes_again() {
+fn a_date_re_owned_by_another_input_is_a_skip_and_a_reland_names_what_it_replaces() {
     let product = Product::with_settings("");
     let first = product.input(
         "first.jsonl",
@@ -132,10 +148,59 @@ fn a_date_re_owned_by_another_input_publishes_again() {
     );
     assert_eq!(product.run_json(&first).code, 0);
     assert_eq!(product.run_json(&second).code, 0);
-    assert_eq!(product.plan_json(&first).json()["action"], "publish");
-    assert_eq!(product.run_json(&first).json()["action"], "published");
+    let lake = product.tree("lake");
+    let plan = product.plan_json(&first).json();
+    assert_eq!(plan["action"], "skip");
+    assert_eq!(plan["landed"]["state"], "superseded");
+    assert_eq!(plan["landed"]["dates"][0]["by"], "second.jsonl");
+    assert_eq!(product.run_json(&first).json()["action"], "skipped");
+    assert_eq!(product.tree("lake"), lake, "a skip leaves the lake's bytes");
+
+    let path = first.to_str().unwrap();
+    let text = product.wharf(&["plan", path, "--reland"]).stdout;
+    assert!(text.contains("would publish"), "{text}");
+    assert!(
+        text.contains("reland: replaces 2024-03-01 from second.jsonl, landed 20"),
+        "{text}"
+    );
+    let ran = product.wharf(&["run", path, "--reland", "--json"]);
+    assert_eq!(ran.json()["action"], "published", "{}", ran.stderr);
+    assert_eq!(ran.json()["dates"][0]["owner_before"], "second.jsonl");
     assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "FIRST".into())]);
     assert_eq!(product.run_json(&first).json()["action"], "skipped");
+    assert_eq!(product.run_json(&second).json()["action"], "skipped");
+    assert_eq!(statuses(&product.rows("2024-03-01")), [(1, "FIRST".into())]);
+}
+
+#[test]
+fn a_reland_meets_every_guard_of_a_new_input() {
+    let product = Product::with_settings("");
+    let small = product.input(
+        "small.jsonl",
+        &[&event("e1", 1, "A", "2024-03-01T10:00:00Z")],
+    );
+    assert_eq!(product.run_json(&small).code, 0);
+    let lines: Vec<String> = (0..4)
+        .map(|i| event(&format!("b{i}"), i, "B", "2024-03-01T11:00:00Z"))
+        .collect();
+    let big = product.input(
+        "big.jsonl",
+        &lines.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(product.run_json(&big).code, 0);
+    let (lake, state) = (product.tree("lake"), product.checkpoint("small.jsonl"));
+    // small.jsonl again would shrink the date from 4 rows to 1: refused, nothing written.
+    let ran = product.wharf(&["run", small.to_str().unwrap(), "--reland", "--json"]);
+    assert_eq!(
+        (ran.code, ran.json()["reason"].as_str()),
+        (3, Some("shrink"))
+    );
+    assert_eq!(product.tree("lake"), lake);
+    assert_eq!(product.checkpoint("small.jsonl"), state);
+    // Discovery never relands: `--reland` needs an input.
+    let discovery = product.wharf(&["run", "--reland"]);
+    assert_eq!(discovery.code, 2, "{}", discovery.stderr);
+    assert_eq!(product.tree("lake"), lake);
 }
 
 #[test]
@@ -243,9 +308,20 @@ fn restore_brings_back_the_exact_previous_bytes_and_ownership() {
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(ran.json()["owner"], "first.jsonl");
     assert_eq!(product.tree("lake"), first_bytes);
-    // The manifest names the restored owner: first skips, second publishes again.
+    // The manifest names the restored owner; both have landed, so both skip (§5.4), and
+    // second's standing says first owns the date again.
     assert_eq!(product.run_json(&first).json()["action"], "skipped");
-    assert_eq!(product.run_json(&second).json()["action"], "published");
+    let again = product.run_json(&second).json();
+    assert_eq!(again["action"], "skipped");
+    assert_eq!(again["landed"]["dates"][0]["by"], "first.jsonl", "{again}");
+    assert_eq!(product.tree("lake"), first_bytes);
+    let relanded = product.wharf(&["run", second.to_str().unwrap(), "--reland", "--json"]);
+    assert_eq!(
+        relanded.json()["action"],
+        "published",
+        "{}",
+        relanded.stderr
+    );
     assert_eq!(statuses(&product.rows("2024-03-01"))[0].1, "SECOND");
 }
 

@@ -20,6 +20,7 @@ mod progress;
 mod prometheus;
 mod ranking;
 mod readers;
+mod rerun;
 mod rescue;
 mod rules;
 mod sets;

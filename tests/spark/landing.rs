@@ -48,8 +48,18 @@ pub fn agreed(out: &Value) -> Value {
         "action": out["action"],
         "reason": out["reason"],
         "counts": counts,
-        "dates": if driver_refusal { Value::Null } else { out["dates"].clone() },
+        "dates": if driver_refusal { Value::Null } else { without_landing_times(&out["dates"]) },
     })
+}
+
+/// A plan's dates without `owner_published_at`: when each owner landed is the clock's,
+/// different in two products; every other field must agree.
+pub fn without_landing_times(dates: &Value) -> Value {
+    let mut dates = dates.clone();
+    for date in dates.as_array_mut().into_iter().flatten() {
+        date.as_object_mut().map(|o| o.remove("owner_published_at"));
+    }
+    dates
 }
 
 /// Lands each batch on both engines in turn and compares after each.

@@ -65,7 +65,8 @@ pub fn ensure_detail(app: &mut App) -> Vec<Effect> {
                 total: 0,
             };
             app.changes.reset(Some(path.clone()), running);
-            vec![Effect::Changes { id, path }]
+            let reland = app.inbox.reland;
+            vec![Effect::Changes { id, path, reland }]
         }
         _ => Vec::new(),
     }

@@ -1,5 +1,6 @@
-//! Intents while a dialog is open: nothing else reacts. `y` / typed `shrink` (or `grow`,
-//! §5.10) start the landing or the restore, `n` / `Esc` cancel, any of them closes a result.
+//! Intents while a dialog is open: nothing else reacts. `y`, the typed word `shrink` (or
+//! `grow`, §5.10) or a rerun's typed input name start the landing or the restore, `n` /
+//! `Esc` cancel, any of them closes a result.
 
 use crate::console::app::{App, Dialog, Task};
 use crate::console::msg::{Effect, Intent};
@@ -10,9 +11,20 @@ use crate::plan::DecideOptions;
 
 /// An intent in the open dialog.
 pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
-    let Some(open) = app.dialog.take() else {
+    let Some(mut open) = app.dialog.take() else {
         return Vec::new();
     };
+    if let (Some(typed), Intent::Input(_) | Intent::Backspace) = (typed_word(&mut open), intent) {
+        match intent {
+            Intent::Input(c) if typed.chars().count() < 255 => typed.push(c),
+            Intent::Backspace => {
+                typed.pop();
+            }
+            _ => {}
+        }
+        app.dialog = Some(open);
+        return Vec::new();
+    }
     match (open, intent) {
         (Dialog::ConfirmRun { path, stamp, plan }, Intent::Confirm) => {
             inbox::land(app, path, stamp, &plan, DecideOptions::default())
@@ -44,28 +56,26 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             }
         }
         (
-            Dialog::ConfirmShrink {
-                path,
-                stamp,
-                plan,
-                mut typed,
-            },
-            intent @ (Intent::Input(_) | Intent::Backspace),
-        ) => {
-            match intent {
-                Intent::Input(c) if typed.chars().count() < 32 => typed.push(c),
-                Intent::Backspace => {
-                    typed.pop();
-                }
-                _ => {}
-            }
-            app.dialog = Some(Dialog::ConfirmShrink {
+            Dialog::ConfirmReland {
                 path,
                 stamp,
                 plan,
                 typed,
-            });
-            Vec::new()
+            },
+            Intent::Submit,
+        ) => {
+            if typed == plan.input_name {
+                inbox::land(app, path, stamp, &plan, DecideOptions::default())
+            } else {
+                app.warn("type the input's name exactly, then Enter, to rerun it (Esc cancels)");
+                app.dialog = Some(Dialog::ConfirmReland {
+                    path,
+                    stamp,
+                    plan,
+                    typed: String::new(),
+                });
+                Vec::new()
+            }
         }
         (Dialog::ConfirmRestore { partition }, Intent::Confirm) => {
             let Some(date) = crate::contract::Date::parse(&partition.date) else {
@@ -85,7 +95,8 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         (
             Dialog::ConfirmRun { .. } | Dialog::ConfirmShrink { .. },
             Intent::Back | Intent::Decline,
-        ) => {
+        )
+        | (Dialog::ConfirmReland { .. }, Intent::Back) => {
             app.info("cancelled; nothing was written");
             Vec::new()
         }
@@ -97,5 +108,13 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             app.dialog = Some(open);
             Vec::new()
         }
+    }
+}
+
+/// The word being typed into a confirmation that asks for one.
+fn typed_word(dialog: &mut Dialog) -> Option<&mut String> {
+    match dialog {
+        Dialog::ConfirmShrink { typed, .. } | Dialog::ConfirmReland { typed, .. } => Some(typed),
+        _ => None,
     }
 }

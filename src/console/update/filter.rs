@@ -1,6 +1,6 @@
-//! A `/` filter being typed: the Ranked and Changes tabs' and a landing's diff's (History)
-//! by key, the Quarantine list's by input name. It applies as it is typed; Enter keeps
-//! it, Esc clears it.
+//! A `/` filter being typed: the Inbox and Quarantine lists' by input name, the Ranked and
+//! Changes tabs' and a landing's diff's (History) by key. It applies as it is typed;
+//! Enter keeps it, Esc clears it. While it is open every key is text, never a command.
 
 use std::sync::Arc;
 
@@ -29,13 +29,22 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
 
 /// Applies a filter as typed so far, with the Ranked rows it lets through read back.
 fn apply_filter(app: &mut App, text: String) -> Option<Effect> {
-    if app.view == View::Quarantine {
+    if app.view == View::Inbox && app.pane == Pane::List {
+        app.inbox.filter = text;
+        app.inbox.refilter();
+    } else if app.view == View::Quarantine {
         app.quarantine.filter = text;
         app.quarantine.cursor = 0;
     } else if app.view == View::History {
-        if let Some(diff) = app.history.diff.as_mut() {
-            diff.state.filter = text;
-            diff.state.refilter();
+        match app.history.diff.as_mut() {
+            Some(diff) => {
+                diff.state.filter = text;
+                diff.state.refilter();
+            }
+            None => {
+                app.history.filter = text;
+                app.history.refilter();
+            }
         }
     } else if app.detail_tab() == Pane::Ranked {
         if app.ranked.filter == text && !app.ranked.window.is_empty() {

@@ -3,7 +3,9 @@
 //! (the Changes tab's keys move and filter it; `Esc` goes back to the runs).
 
 use super::cursor::move_cursor;
-use crate::console::app::{App, ChangesState, Dialog, HistoryPane, LandingDiff, Loading};
+use crate::console::app::{
+    App, ChangesState, Dialog, HistoryPane, LandingDiff, Loading, Pane, View,
+};
 use crate::console::msg::{Effect, Intent};
 use crate::land::runlog::RunRecord;
 
@@ -44,6 +46,12 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
                 app.warn(text);
             }
         }
+        Intent::Rerun if h.pane == HistoryPane::Runs => {
+            let Some(name) = h.runs.get(h.run_cursor).map(|r| r.input_name.clone()) else {
+                return Vec::new();
+            };
+            return rerun_of(app, &name);
+        }
         Intent::Open => {
             let Some(run) = h.runs.get(h.run_cursor).cloned() else {
                 return Vec::new();
@@ -62,6 +70,28 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
 }
 
 /// Diffs the landing `run`, into `state` (its filters kept).
+/// `R` on a landing: its input's rerun plan in the Inbox view, while that input is still
+/// in the inbox (with the bytes it landed, the Inbox's `R` says otherwise).
+fn rerun_of(app: &mut App, name: &str) -> Vec<Effect> {
+    if !app.inbox.all.iter().any(|r| r.entry.name == name) {
+        app.info(format!(
+            "{name} is no longer in the inbox; a rerun lands an input that is there"
+        ));
+        return Vec::new();
+    }
+    if !app.inbox.rows.iter().any(|r| r.entry.name == name) {
+        app.inbox.filter.clear(); // the filter hid it
+        app.inbox.refilter();
+    }
+    app.view = View::Inbox;
+    app.pane = Pane::List;
+    app.inbox.auto_cursor = false;
+    if let Some(cursor) = app.inbox.rows.iter().position(|r| r.entry.name == name) {
+        app.inbox.cursor = cursor;
+    }
+    super::inbox::rerun(app)
+}
+
 fn open_diff(app: &mut App, run: RunRecord, mut state: ChangesState) -> Vec<Effect> {
     if run.action != crate::land::RunStatus::Published.code() {
         app.info(format!(

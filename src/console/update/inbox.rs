@@ -12,7 +12,7 @@ use crate::console::app::{
     App, Badge, Dialog, Loading, Pane, PlanState, RankedState, RawState, Stamp, Task,
 };
 use crate::console::msg::{Effect, Intent};
-use crate::plan::{Action, Plan, Refusal};
+use crate::plan::{Action, DecideOptions, Plan, Refusal};
 
 const PANES: [Pane; 5] = [
     Pane::List,
@@ -93,6 +93,7 @@ pub fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             Pane::Changes => return rediff(app),
         },
         Intent::Run => run_dialog(app),
+        Intent::Rerun => return rerun(app),
         Intent::Cancel => return cancel_work(app, true),
         Intent::Back => {
             let effects = cancel_work(app, false);
@@ -132,6 +133,7 @@ pub fn select(app: &mut App) -> Vec<Effect> {
     }
     let mut effects = cancel_work(app, false);
     app.inbox.selected = Some(path);
+    app.inbox.reland = false;
     app.raw = RawState::default();
     app.ranked = RankedState {
         filter: std::mem::take(&mut app.ranked.filter),
@@ -186,7 +188,13 @@ pub fn replan(app: &mut App) -> Vec<Effect> {
             ..RankedState::default()
         };
     }
-    effects.push(Effect::Plan { id, path, rank });
+    let reland = app.inbox.reland;
+    effects.push(Effect::Plan {
+        id,
+        path,
+        rank,
+        reland,
+    });
     // A new plan (after a landing, a restore, new bytes) may change what it would change.
     effects.extend(rediff(app));
     effects
@@ -273,6 +281,13 @@ fn run_dialog(app: &mut App) {
         }
     };
     app.dialog = Some(match (&plan.action, &plan.refusal) {
+        // A rerun lands only once its name is typed, whatever its plan says (§5.4).
+        _ if plan.reland => Dialog::ConfirmReland {
+            path,
+            stamp,
+            plan,
+            typed: String::new(),
+        },
         (Action::Refuse, Some(Refusal::Shrink { .. } | Refusal::Growth { .. })) => {
             Dialog::ConfirmShrink {
                 path,
@@ -291,7 +306,7 @@ pub fn land(
     path: PathBuf,
     stamp: Stamp,
     plan: &Arc<Plan>,
-    allow: crate::plan::DecideOptions,
+    allow: DecideOptions,
 ) -> Vec<Effect> {
     let id = app.id();
     app.task = Some(Task {
@@ -304,6 +319,38 @@ pub fn land(
         id,
         path,
         stamp,
-        allow,
+        allow: DecideOptions {
+            reland: plan.reland,
+            ..allow
+        },
     }]
+}
+
+/// `R`: the landed input under the cursor planned again as a rerun (Plan, Changes and
+/// the day by hour against what is published now); `r` then asks for its name.
+pub fn rerun(app: &mut App) -> Vec<Effect> {
+    if let Some(task) = &app.task {
+        let text = format!("{} is in progress; wait for it to finish", task.title);
+        app.warn(text);
+        return Vec::new();
+    }
+    let Some(row) = app.current() else {
+        return Vec::new();
+    };
+    if row.badge != Badge::Landed {
+        let text = format!(
+            "{} has not landed as it is now: r runs it (R reruns a landed input)",
+            row.entry.name
+        );
+        app.info(text);
+        return Vec::new();
+    }
+    let mut effects = select(app);
+    app.inbox.reland = true;
+    app.raw = RawState::default();
+    app.ranked.path = None;
+    effects.extend(replan(app));
+    effects.extend(show_pane(app, Pane::Plan));
+    app.info("rerun plan: read Plan and Changes; r then the input's name lands it again");
+    effects
 }

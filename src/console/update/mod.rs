@@ -23,7 +23,7 @@ mod quarantine;
 mod reload;
 mod worker;
 
-use super::app::{App, Pane, View};
+use super::app::{App, HistoryPane, Pane, View};
 use super::msg::{Effect, Intent, Msg, Report};
 
 /// Applies `msg` to `app`.
@@ -101,6 +101,9 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::Reload if app.products.is_some() => return vec![Effect::Reload, Effect::Summarize],
         Intent::Reload => return vec![Effect::Reload],
         Intent::Filter => match (app.view, app.detail_tab()) {
+            (View::Inbox, _) if app.pane == Pane::List => {
+                app.editing = Some(app.inbox.filter.clone());
+            }
             (View::Quarantine, _) if app.quarantine.rejects.is_none() => {
                 app.editing = Some(app.quarantine.filter.clone());
             }
@@ -115,8 +118,11 @@ fn on_intent(app: &mut App, intent: Intent) -> Vec<Effect> {
             (View::History, _) if app.history.diff.is_some() => {
                 app.editing = app.history.diff.as_ref().map(|d| d.state.filter.clone());
             }
+            (View::History, _) if app.history.pane == HistoryPane::Runs => {
+                app.editing = Some(app.history.filter.clone());
+            }
             _ => app.info(
-                "/ filters the Ranked and Changes tabs and a landing's diff by key, the Quarantine list by name",
+                "/ filters the Inbox and Quarantine lists by name, the Ranked and Changes tabs and a landing's diff by key",
             ),
         },
         intent => {

@@ -11,6 +11,7 @@ use crate::inbox::InboxEntry;
 pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     let inbox = &mut app.inbox;
     inbox.checkpoints = snapshot.checkpoints.into_iter().collect();
+    inbox.standing = snapshot.standing.into_iter().collect();
     inbox.quarantined = snapshot
         .quarantine
         .iter()
@@ -29,6 +30,9 @@ pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
             entry,
         })
         .collect();
+    inbox.all = rows;
+    inbox.refilter();
+    let rows = &inbox.rows;
     inbox.cursor = match &inbox.selected {
         Some(path) => rows
             .iter()
@@ -37,7 +41,6 @@ pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
         None => inbox.cursor,
     }
     .min(rows.len().saturating_sub(1));
-    inbox.rows = rows;
     let mut effects = Vec::new();
     let stale: Vec<_> = inbox
         .rows
@@ -58,7 +61,8 @@ pub fn loaded(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     q.entries = snapshot.quarantine;
     q.cursor = q.cursor.min(q.entries.len().saturating_sub(1));
     let h = &mut app.history;
-    h.runs = snapshot.runs.into_iter().rev().collect();
+    h.all_runs = snapshot.runs.into_iter().rev().collect();
+    h.refilter();
     h.partitions = snapshot.partitions;
     h.table = snapshot.table;
     h.run_cursor = h.run_cursor.min(h.runs.len().saturating_sub(1));

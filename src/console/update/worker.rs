@@ -75,6 +75,9 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
                     app.inbox.unreadable.insert(path.clone(), (stamp, why));
                 }
             }
+            if let Some(i) = app.inbox.all.iter().position(|r| r.entry.path == path) {
+                app.inbox.all[i].badge = reload::badge(&app.inbox, &app.inbox.all[i].entry);
+            }
             if let Some(i) = app.inbox.rows.iter().position(|r| r.entry.path == path) {
                 app.inbox.rows[i].badge = reload::badge(&app.inbox, &app.inbox.rows[i].entry);
             }
@@ -143,6 +146,8 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
                     error,
                 },
             }));
+            // A rerun is one act: the input is planned as discovery sees it again.
+            app.inbox.reland = false;
             let mut effects = vec![Effect::Reload];
             effects.extend(replan(app));
             return effects;

@@ -9,6 +9,7 @@ use super::popup::popup;
 use super::widgets::{shown_path, text};
 use crate::console::app::{App, Dialog, Finished, PartitionRow};
 use crate::land::RunStatus;
+use crate::plan::landed::short_time;
 use crate::plan::{Action, Plan, Refusal};
 
 /// Draws `dialog` over `area`.
@@ -16,6 +17,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect, dialog: &Dialog) {
     let (title, lines) = match dialog {
         Dialog::ConfirmRun { plan, .. } => confirm_run(app, plan),
         Dialog::ConfirmShrink { plan, typed, .. } => confirm_shrink(app, plan, typed),
+        Dialog::ConfirmReland { plan, typed, .. } => confirm_reland(app, plan, typed),
         Dialog::ConfirmRestore { partition } => confirm_restore(app, partition),
         Dialog::Result(finished) => result(app, finished),
     };
@@ -120,11 +122,11 @@ fn confirm_run(app: &App, plan: &Plan) -> (String, Vec<Line<'static>>) {
         (Action::Skip, _) => {
             let lines = vec![
                 Line::styled(
-                    "Already landed: the checkpoint holds these bytes and every date still holds them.",
+                    "Already landed: the checkpoint holds these bytes, whatever became of its dates.",
                     t.text,
                 ),
                 Line::styled(
-                    "A run skips: it writes only a line in the run log.",
+                    "A run skips: it writes only a line in the run log. R plans a rerun instead.",
                     t.muted,
                 ),
                 Line::default(),
@@ -194,21 +196,78 @@ fn confirm_shrink(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'sta
     lines.extend(only);
     lines.push(Line::styled(caution, t.text));
     lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("Type ", t.text),
-        Span::styled(word, t.key),
-        Span::styled(" and Enter to land it anyway:  ", t.text),
-        text(typed, t.warning),
-        Span::styled("█", t.key),
-    ]));
-    lines.push(answer(
+    lines.extend(ask_word(
         app,
-        "Enter",
-        "confirm",
-        "Esc",
-        "cancel, nothing is written",
+        ("Type ", word, " and Enter to land it anyway:  "),
+        typed,
     ));
     (format!(" {} {title} ", plan.input_name), lines)
+}
+
+/// A rerun of landed bytes: when they landed, what it would do and whose rows it
+/// replaces, and the input's name to type.
+fn confirm_reland(app: &App, plan: &Plan, typed: &str) -> (String, Vec<Line<'static>>) {
+    let t = &app.theme;
+    let mut lines = Vec::new();
+    if let Some(landed) = &plan.landed {
+        lines.push(Line::from(vec![
+            Span::styled("Landed ", t.text),
+            Span::styled(short_time(&landed.published_at), t.text),
+            Span::styled("; now: ", t.muted),
+            text(&landed.describe(), t.muted),
+        ]));
+    }
+    match (plan.action, &plan.refusal) {
+        (Action::Refuse, Some(refusal)) => {
+            lines.push(Line::from(vec![
+                Span::styled(format!("REFUSED  {}  ", refusal.code()), t.refused),
+                text(&refusal.explain(plan), t.text),
+            ]));
+            lines.push(Line::styled(
+                "A rerun records the refusal only: quarantine and a run-log line; the partitions stay.",
+                t.text,
+            ));
+        }
+        _ => {
+            lines.push(Line::styled(
+                format!("A rerun publishes {} rows again:", plan.counts.keys),
+                t.text,
+            ));
+            lines.extend(dates(app, plan, "→"));
+            for replaced in plan.replaces() {
+                lines.push(Line::from(vec![
+                    Span::styled("  replaces ", t.warning),
+                    text(&replaced, t.warning),
+                ]));
+            }
+        }
+    }
+    lines.push(Line::default());
+    lines.extend(ask_word(
+        app,
+        ("Type the input's name ", &plan.input_name, " and Enter:  "),
+        typed,
+    ));
+    (format!(" Rerun {}? ", plan.input_name), lines)
+}
+
+/// The word a confirmation asks for (`before`, the word, `after`), what is typed so far,
+/// and the keys that answer.
+fn ask_word(
+    app: &App,
+    (before, word, after): (&str, &str, &str),
+    typed: &str,
+) -> [Line<'static>; 2] {
+    let t = &app.theme;
+    let ask = Line::from(vec![
+        Span::styled(before.to_owned(), t.text),
+        text(word, t.key),
+        Span::styled(after.to_owned(), t.text),
+        text(typed, t.warning),
+        Span::styled("█", t.key),
+    ]);
+    let keys = answer(app, "Enter", "confirm", "Esc", "cancel, nothing is written");
+    [ask, keys]
 }
 
 fn result(app: &App, finished: &Finished) -> (String, Vec<Line<'static>>) {

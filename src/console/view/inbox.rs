@@ -11,7 +11,8 @@ use super::widgets::{bar, block, cut, mark, scroll, short, size, spinner, text};
 use crate::console::app::{App, Badge, Pane, PlanState};
 use crate::console::sanitize::clean_cut;
 use crate::console::theme::Theme;
-use crate::plan::{Action, DatePlan, NOT_RANKED, Plan, Refusal};
+use crate::plan::landed::short_time;
+use crate::plan::{Action, DatePlan, LandedState, NOT_RANKED, Plan, Refusal};
 
 pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let left = (area.width * 3 / 10).max(32).min(area.width / 2);
@@ -56,19 +57,28 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .filter(|r| !matches!(r.badge, Badge::Ignored(_)))
         .count();
-    let title = Line::from(vec![
+    let mut title = vec![
         Span::styled(" Inbox ", t.title),
         Span::styled(format!("{closed} inputs"), t.muted),
         Span::raw(" "),
-    ]);
+    ];
+    if !app.inbox.filter.is_empty() {
+        title.push(Span::styled("matching /", t.muted));
+        title.push(text(&app.inbox.filter, t.key));
+        title.push(Span::raw(" "));
+    }
+    let title = Line::from(title);
     let outer = block(app, title, app.pane == Pane::List);
     let inner = outer.inner(area);
     frame.render_widget(outer, area);
     if rows.is_empty() {
-        let empty = format!(
-            "empty: nothing in {}",
-            super::widgets::shown_path(app, &app.config.inbox)
-        );
+        let empty = match app.inbox.all.is_empty() {
+            true => format!(
+                "empty: nothing in {}",
+                super::widgets::shown_path(app, &app.config.inbox)
+            ),
+            false => format!("no input's name holds {:?}", app.inbox.filter),
+        };
         frame.render_widget(
             Paragraph::new(Line::from(text(&empty, t.muted))).wrap(Wrap { trim: false }),
             inner,
@@ -95,7 +105,19 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
                     let room = width.saturating_sub(1 + 10 + row.entry.name.chars().count() + 1);
                     (clean_cut(why, room.max(8)), t.refused)
                 }
-                _ => (entry_size(&row.entry), t.muted),
+                // A landed input that no longer owns its dates says so where its size is.
+                _ => match app.inbox.standing.get(&row.entry.name) {
+                    Some(landed)
+                        if row.badge == Badge::Landed && landed.state != LandedState::Owns =>
+                    {
+                        let said = match landed.state {
+                            LandedState::Superseded => "superseded",
+                            _ => "dates gone",
+                        };
+                        (said.to_owned(), t.warning)
+                    }
+                    _ => (entry_size(&row.entry), t.muted),
+                },
             };
             let name_width = width.saturating_sub(1 + 10 + size.chars().count() + 1);
             let name_style = if matches!(row.badge, Badge::Ignored(_)) {
@@ -116,6 +138,14 @@ fn draw_list(app: &App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// How a landed input's standing is drawn: owning is plain, the rest calls for a look.
+fn standing_style(t: &Theme, state: LandedState) -> Style {
+    match state {
+        LandedState::Owns => t.landed,
+        LandedState::Superseded | LandedState::DatesGone => t.warning,
+    }
 }
 
 /// A badge's label and style.
@@ -208,10 +238,28 @@ fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
         }
         None if plan.action == Action::Skip => {
             head.push(Span::styled(
-                "  already landed: same bytes, and its dates still hold them",
+                "  already landed: a run skips it (R plans a rerun)",
                 t.muted,
             ));
             lines.push(Line::from(head));
+        }
+        None if plan.reland => {
+            head[0] = Span::styled("RERUN", t.warning);
+            head.push(Span::styled(
+                format!(
+                    "  lands these bytes again: {} date(s), {} rows; r, then type its name",
+                    plan.dates.len(),
+                    plan.counts.keys
+                ),
+                t.muted,
+            ));
+            lines.push(Line::from(head));
+            for replaced in plan.replaces() {
+                lines.push(Line::from(vec![
+                    Span::styled("  replaces ", t.warning),
+                    text(&replaced, t.warning),
+                ]));
+            }
         }
         None => {
             head.push(Span::styled(
@@ -224,6 +272,14 @@ fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
             ));
             lines.push(Line::from(head));
         }
+    }
+    if let Some(landed) = &plan.landed {
+        lines.push(Line::from(vec![
+            Span::styled("Landed ", t.muted),
+            Span::styled(short_time(&landed.published_at), t.muted),
+            Span::styled(": ", t.muted),
+            text(&landed.describe(), standing_style(t, landed.state)),
+        ]));
     }
     lines.push(Line::default());
     lines.push(Line::styled("Dates", t.title));
@@ -239,6 +295,17 @@ fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
     lines.push(Line::default());
     lines.push(Line::styled("Counts", t.title));
     let c = &plan.counts;
+    if plan.action == Action::Skip && plan.landed.is_some() {
+        // A skip reads no line (§5.4): the counts its checkpoint recorded.
+        lines.push(Line::styled(
+            format!(
+                "  accepted {} · rejected {} · retries {} · keys {}  (its checkpoint)",
+                c.accepted, c.rejected, c.retries, c.keys
+            ),
+            t.text,
+        ));
+        return lines;
+    }
     lines.push(Line::styled(
         format!(
             "  lines {} · blank {} · accepted {} · rejected {}",

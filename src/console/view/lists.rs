@@ -126,10 +126,16 @@ pub fn history(app: &App, frame: &mut Frame, area: Rect) {
     }
     let [runs_area, parts_area] =
         Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(area);
-    let title = Line::from(vec![
+    let mut title = vec![
         Span::styled(" Run log ", t.title),
         Span::styled(format!("{} runs, newest first ", h.runs.len()), t.muted),
-    ]);
+    ];
+    if !h.filter.is_empty() {
+        title.push(Span::styled("matching /", t.muted));
+        title.push(text(&h.filter, t.key));
+        title.push(Span::raw(" "));
+    }
+    let title = Line::from(title);
     let outer = block(app, title, h.pane == HistoryPane::Runs);
     let inner = outer.inner(runs_area);
     frame.render_widget(outer, runs_area);
