@@ -57,6 +57,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                     "owner": p.owner.as_ref().map(|o| &o.input_name),
                     "owner_sha256": p.owner.as_ref().map(|o| &o.input_sha256),
                     "published_at": entry.map(|e| &e.published_at),
+                    "run_id": entry.and_then(|e| e.run_id.as_ref()),
                     "owner_parts": p.owner.as_ref().and_then(parts_of),
                 })
             })

@@ -375,6 +375,7 @@ pub fn publish(
                 files: files.len() as u64,
                 published_at: now.to_owned(),
                 table_files: files,
+                run_id: Some(plan.run_id.clone()),
             },
         );
     }

@@ -156,6 +156,7 @@ mod tests {
             files: 1,
             published_at: "t".into(),
             table_files: Vec::new(),
+            run_id: None,
         };
         let manifest = Manifest {
             product: "orders".into(),

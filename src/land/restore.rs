@@ -86,6 +86,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
                 files,
                 published_at: now.clone(),
                 table_files: Vec::new(),
+                run_id: None,
             };
             manifest.dates.insert(key.clone(), entry);
         }
@@ -198,6 +199,7 @@ fn restore_entry(
                 files: add.len() as u64,
                 published_at: now.to_owned(),
                 table_files: add.iter().map(|f| f.path.clone()).collect(),
+                run_id: None,
             };
             manifest.dates.insert(key.to_owned(), entry);
         }

@@ -164,6 +164,7 @@ fn swap_in(
             files: files.get(&date).copied().unwrap_or(0),
             published_at: now.to_owned(),
             table_files: Vec::new(),
+            run_id: Some(plan.run_id.clone()),
         };
         manifest.dates.insert(key, entry);
     }

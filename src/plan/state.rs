@@ -49,6 +49,10 @@ pub struct PartitionEntry {
     /// committed for the date; the skip rule (§12.5) checks the table still holds them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table_files: Vec<String>,
+    /// The run id of the landing that published this generation of the date; absent
+    /// for a restored generation and for manifests written before run ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// `<state_root>/partitions.json`: who owns each published date.

@@ -98,6 +98,12 @@ fn one_run_id_per_landing_in_everything_it_writes() {
         .publish
         .join("event_date=2024-03-01/part-00000.parquet");
     assert_eq!(parquet_run_id(&file), None);
+    // The manifest names the run that published the date instead, and so does status.
+    let manifest: Value =
+        serde_json::from_slice(&fs::read(product.state.join("partitions.json")).unwrap()).unwrap();
+    assert_eq!(manifest["dates"]["2024-03-01"]["run_id"], id.as_str());
+    let status = product.wharf(&["status", "--json"]).json();
+    assert_eq!(status["dates"][0]["run_id"], id.as_str());
     // history finds it by a prefix, and shows it.
     let found = product.wharf(&["history", &id[..8]]);
     assert_eq!(found.code, 0, "{}", found.stderr);
