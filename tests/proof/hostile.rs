@@ -17,6 +17,8 @@ use wharf::contract::{LineBytes, Outcome, classify};
 
 use crate::common::{self, Product};
 
+mod memory;
+
 fn config() -> Config {
     Config::parse(common::CONFIG, Path::new("wharf.toml"), Path::new("/tmp")).unwrap()
 }
