@@ -45,6 +45,10 @@ pub fn plan_json(plan: &Plan) -> Json {
         }
         object["dates"] = Json::Null;
     }
+    if let Some(crate::plan::Refusal::TooManyDates { count, .. }) = &plan.refusal {
+        // `dates` lists the first ones only (the refusal's summary).
+        object["dates_total"] = json!(count);
+    }
     if !plan.allowed_shrink.is_empty() {
         object["allowed_shrink"] = json!(plan.allowed_shrink);
     }

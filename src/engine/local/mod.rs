@@ -141,6 +141,10 @@ impl Engine for LocalEngine {
                     let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
                     self.partitions = by_date(winners, &summary.dates, config);
                 }
+                if summary.dates.len() > config.max_dates {
+                    // Refused whatever else it holds: no hours to show, 200 bytes a date.
+                    summary.hours.clear();
+                }
                 summary
                     .dates
                     .iter()
