@@ -5,10 +5,11 @@
 //! `.gz` or `.zst` part on the way (§11.5).
 
 mod decode;
+mod safe;
 mod set;
 mod split;
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -132,7 +133,8 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
     if path.as_os_str().is_empty() {
         return Err(fail("the input path is empty; pass the JSONL file to land"));
     }
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+    // lstat: a link is never followed, and the open below must find this very entry.
+    let meta = std::fs::symlink_metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             fail("no such file; check the path (is it still in the inbox?)")
         }
@@ -141,6 +143,11 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
         }
         _ => fail(&format!("cannot read its metadata ({e})")),
     })?;
+    if meta.file_type().is_symlink() {
+        return Err(fail(
+            "is a symbolic link, which Wharf never follows; land the file it points to",
+        ));
+    }
     if !meta.is_file() && !meta.is_dir() {
         return Err(fail(
             "is not a regular file or a folder; pass one closed JSONL file or set",
@@ -160,14 +167,9 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
         )));
     }
     if meta.is_dir() {
-        return open_set(path, name, marker);
+        return open_set(path, name, marker, &meta);
     }
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::PermissionDenied => {
-            fail("permission denied; make the file readable by this user")
-        }
-        _ => fail(&format!("cannot open it ({e})")),
-    })?;
+    let file = safe::open_file(path, &meta).map_err(|why| fail(&why))?;
     let part = opened_part(path, name.clone(), file)?;
     Ok(Input {
         path: path.to_owned(),
@@ -196,18 +198,17 @@ pub fn check_set(path: &Path, marker: &str) -> Result<Survey> {
 }
 
 /// §11.1–11.2: a closed folder's parts, opened, or an error naming what spoils the set.
-fn open_set(path: &Path, name: String, marker: &str) -> Result<Input> {
+fn open_set(path: &Path, name: String, marker: &str, checked: &Metadata) -> Result<Input> {
+    // Parts are opened inside the folder checked, never through a link.
+    let dir = safe::open_dir(path, checked).map_err(|why| Error::Input {
+        path: path.to_owned(),
+        message: why,
+    })?;
     let survey = check_set(path, marker)?;
     let mut parts = Vec::with_capacity(survey.parts.len());
     for (part, entry, _) in survey.parts {
-        let file = File::open(&entry)
-            .map_err(|e| set::bad_part(&entry, &format!("cannot be opened ({e})")))?;
-        let opened = opened_part(&entry, part, file)?;
-        // Opening follows a link that replaced the part since the listing; never land one.
-        if std::fs::symlink_metadata(&entry).is_ok_and(|m| !m.is_file()) {
-            return Err(set::bad_part(&entry, "is no longer a regular file"));
-        }
-        parts.push(opened);
+        let file = safe::open_in(&dir, &part).map_err(|why| set::bad_part(&entry, &why))?;
+        parts.push(opened_part(&entry, part, file)?);
     }
     Ok(Input {
         path: path.to_owned(),

@@ -16,6 +16,7 @@ mod folder;
 pub mod generations;
 pub mod hours;
 pub mod lock;
+pub mod owner;
 pub mod preview;
 pub mod quarantine;
 pub mod restore;
@@ -85,6 +86,7 @@ fn plan_with_manifest(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Plan, Manifest, PublishRoot)> {
+    owner::check(config)?;
     let input = input::open(path, &config.set_marker)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?;
     let manifest = state::read_manifest(config)?;
@@ -130,6 +132,7 @@ pub fn run(
         Action::Publish => {
             quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
             failpoint::hit("after_quarantine");
+            owner::claim(config)?;
             let published = root.publish(config, engine, &plan, manifest, &now, progress)?; // §6.2–6.4
             (RunStatus::Published, Some(published))
         }

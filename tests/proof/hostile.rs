@@ -18,6 +18,7 @@ use wharf::contract::{LineBytes, Outcome, classify};
 use crate::common::{self, Product};
 
 mod memory;
+mod swap;
 
 fn config() -> Config {
     Config::parse(common::CONFIG, Path::new("wharf.toml"), Path::new("/tmp")).unwrap()
