@@ -54,7 +54,7 @@ pub fn diff(
                 inert(&why)
             );
             if json {
-                eprintln!("{line}")
+                super::say(&line)
             } else {
                 emit(&line)?
             }
@@ -65,7 +65,7 @@ pub fn diff(
                 "{name}: nothing would change: already published, every date still its own"
             );
             if json {
-                eprintln!("{line}")
+                super::say(&line)
             } else {
                 emit(&line)?
             }
@@ -77,7 +77,7 @@ pub fn diff(
     if let (Some(only), true) = (only, dates.is_empty()) {
         let line = format!("{name} writes no rows of {only}: nothing would change there");
         if json {
-            eprintln!("{line}")
+            super::say(&line)
         } else {
             emit(&line)?
         }

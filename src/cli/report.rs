@@ -205,11 +205,10 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
     out.trim_end().to_owned()
 }
 
-/// Escapes control characters so text from a file cannot steer the terminal.
+/// Text from a file (a name, a path, a message quoting one) made unable to steer the
+/// terminal: the console's one sanitiser ([`crate::console::sanitize::clean`]).
 pub fn inert(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-        .collect()
+    crate::console::sanitize::clean(text).into_owned()
 }
 
 #[cfg(test)]

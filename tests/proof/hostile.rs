@@ -17,6 +17,7 @@ use wharf::contract::{LineBytes, Outcome, classify};
 
 use crate::common::{self, Product};
 
+mod escapes;
 mod memory;
 mod swap;
 
