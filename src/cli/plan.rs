@@ -39,8 +39,6 @@ pub fn plan(config: &Config, input: &Path, allow_shrink: bool, json: bool) -> Re
 
 /// The file name of `path`, as the progress line names the input.
 pub(super) fn input_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), crate::input::name_of)
 }

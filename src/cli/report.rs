@@ -79,7 +79,7 @@ pub fn outcome_json(outcome: &RunOutcome) -> Json {
 /// The §8 object of a run that was busy (`action` busy): the product's lock was held,
 /// or another writer committed the Delta table's next version first.
 pub fn busy_json(path: &Path, error: &crate::Error) -> Json {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = path.file_name().map(crate::input::name_of);
     json!({
         "action": "busy", "reason": null, "input_name": name,
         "input_sha256": null, "detail": error.to_string(),

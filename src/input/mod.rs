@@ -5,6 +5,7 @@
 //! `.gz` or `.zst` part on the way (§11.5).
 
 mod decode;
+mod name;
 mod safe;
 mod set;
 mod split;
@@ -19,6 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::contract::LineBytes;
 use crate::error::{Error, Result};
 pub use decode::{Codec, PartReader};
+pub use name::name_of;
 pub use set::{Survey, is_part_name, locate, set_identity, survey};
 pub use split::Splitter;
 
@@ -155,7 +157,7 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
     }
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(name_of)
         .ok_or_else(|| fail("has no file name"))?;
     if name.len() + CHECKPOINT_SUFFIX.len() > NAME_MAX {
         return Err(fail(&format!(

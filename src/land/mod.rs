@@ -160,10 +160,7 @@ fn refuse_unclosed(path: &Path, marker: &str) -> Result<()> {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         input::check_set(path, marker)?;
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(input::name_of).unwrap_or_default();
     let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let why = if link {
         Some("is a symbolic link, which Wharf never follows; land the file it points to")
