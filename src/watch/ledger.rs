@@ -153,7 +153,7 @@ impl Ledger {
         atomic::write_atomic(
             &self.path,
             &state::pretty(&document, "watch ledger")?,
-            0o644,
+            0o600,
         )
     }
 }

@@ -19,6 +19,7 @@ use crate::common::{self, Product};
 
 mod escapes;
 mod memory;
+mod modes;
 mod names;
 mod swap;
 
