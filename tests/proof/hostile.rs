@@ -18,6 +18,7 @@ use wharf::contract::{LineBytes, Outcome, classify};
 use crate::common::{self, Product};
 
 mod escapes;
+mod limits;
 mod memory;
 mod modes;
 mod names;

@@ -47,6 +47,14 @@ fn run_bounded(mut cmd: Command) -> std::process::Output {
     }
 }
 
+struct Stopping<'a>(&'a AtomicBool);
+
+impl Drop for Stopping<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -68,6 +76,8 @@ fn a_name_swapped_for_a_link_or_a_fifo_never_lands_the_outside_file_nor_hangs() 
     let name = inbox.join("x.jsonl");
     let stop = AtomicBool::new(false);
     let runs = std::thread::scope(|scope| {
+        // Stops the flipping however the runs end (a hung run panics out of the scope).
+        let _stopping = Stopping(&stop);
         scope.spawn(|| {
             // Hidden names: the inbox ignores them; each rename swaps the entry at once.
             let mut turn = 0u32;
@@ -96,7 +106,6 @@ fn a_name_swapped_for_a_link_or_a_fifo_never_lands_the_outside_file_nor_hangs() 
             }
             runs.push(run_bounded(cmd));
         }
-        stop.store(true, Ordering::Relaxed);
         runs
     });
     let codes: Vec<i32> = runs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
