@@ -250,7 +250,6 @@ pub fn say(message: &str) {
 
 /// Writes `text` and a newline to stdout, a closed pipe not being an error. Controls left
 /// in it but newlines are escaped ([`crate::console::sanitize::escape_controls`]).
-
 pub fn emit(text: &str) -> Result<()> {
     let text = crate::console::sanitize::escape_controls(text);
     let mut out = std::io::stdout().lock();
