@@ -26,10 +26,22 @@ fn gzip(product: &Product, name: &str, line: &[u8], times: usize) -> PathBuf {
     path
 }
 
-/// The peak of `wharf <command> <input>`, which must exit with `code`.
+/// The peak of `wharf <command> <input>`.
 fn peak(product: &Product, command: &str, input: &Path) -> u64 {
     peak_rss_kib(product, &[command], input)
         .expect("GNU time (/usr/bin/time) reports the child's peak: install the `time` package")
+}
+
+/// `plan` and `run` of `input` peak under [`BOUND_KIB`] and within `over_mib` of a plan
+/// of the one-line `small` (the chunks in flight and the tables' fixed room).
+fn assert_bounded(product: &Product, input: &Path, small: &Path, over_mib: u64) {
+    let base = peak(product, "plan", small);
+    for command in ["plan", "run"] {
+        let kib = peak(product, command, input);
+        eprintln!("{command}: {kib} KiB peak (one line: {base} KiB)");
+        assert!(kib < BOUND_KIB, "{command}: {kib} KiB");
+        assert!(kib < base + over_mib * 1024, "{command}: {kib} KiB over {base}");
+    }
 }
 
 #[test]
@@ -40,13 +52,7 @@ fn two_million_rejected_lines_of_a_gzip_cost_what_one_line_costs() {
     let product = Product::new();
     let small = product.input_bytes("one.jsonl", &[valid(1), b"\n".to_vec()].concat());
     let input = gzip(&product, "empty.jsonl.gz", b"{}\n", 2_000_000);
-    let base = peak(&product, "plan", &small);
-    for command in ["plan", "run"] {
-        let kib = peak(&product, command, &input);
-        eprintln!("{command}: {kib} KiB peak (one line: {base} KiB)");
-        assert!(kib < BOUND_KIB, "{command}: {kib} KiB");
-        assert!(kib < base + 64 * 1024, "{command}: {kib} KiB over {base}");
-    }
+    assert_bounded(&product, &input, &small, 64);
     // The counts still cover the whole file, and quarantine holds every reject.
     let plan = product.plan_json(&input).json();
     assert_eq!(plan["counts"]["rejected"], 2_000_000);
@@ -65,13 +71,7 @@ fn an_event_retried_a_million_times_costs_what_one_line_costs() {
     line.push(b'\n');
     let small = product.input_bytes("one.jsonl", &line);
     let input = gzip(&product, "retries.jsonl.gz", &line, 1_500_000);
-    let base = peak(&product, "plan", &small);
-    for command in ["plan", "run"] {
-        let kib = peak(&product, command, &input);
-        eprintln!("{command}: {kib} KiB peak (one line: {base} KiB)");
-        assert!(kib < BOUND_KIB, "{command}: {kib} KiB");
-        assert!(kib < base + 40 * 1024, "{command}: {kib} KiB over {base}");
-    }
+    assert_bounded(&product, &input, &small, 40);
     let rows = product.rows("2024-03-01");
     assert_eq!(rows.len(), 1, "one key, one row");
     let checkpoint = product.checkpoint("retries.jsonl.gz").unwrap();
