@@ -40,7 +40,10 @@ fn assert_bounded(product: &Product, input: &Path, small: &Path, over_mib: u64) 
         let kib = peak(product, command, input);
         eprintln!("{command}: {kib} KiB peak (one line: {base} KiB)");
         assert!(kib < BOUND_KIB, "{command}: {kib} KiB");
-        assert!(kib < base + over_mib * 1024, "{command}: {kib} KiB over {base}");
+        assert!(
+            kib < base + over_mib * 1024,
+            "{command}: {kib} KiB over {base}"
+        );
     }
 }
 
@@ -75,5 +78,5 @@ fn an_event_retried_a_million_times_costs_what_one_line_costs() {
     let rows = product.rows("2024-03-01");
     assert_eq!(rows.len(), 1, "one key, one row");
     let checkpoint = product.checkpoint("retries.jsonl.gz").unwrap();
-    assert_eq!(checkpoint["counts"]["retries"], 1_499_999, "{checkpoint}");
+    assert_eq!(checkpoint["retries"], 1_499_999, "{checkpoint}");
 }
