@@ -68,7 +68,7 @@ pub fn list(inbox: &Path, marker: &str) -> Result<Vec<InboxEntry>> {
     let mut out = Vec::new();
     for entry in entries {
         let Ok(entry) = entry else { continue };
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = crate::input::name_of(&entry.file_name());
         let Some(listed) = describe(&entry.path(), name, marker) else {
             continue;
         };

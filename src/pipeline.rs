@@ -19,6 +19,9 @@ use crate::input::{self, Input, PartDigest, PartReader, Splitter};
 
 /// Bytes of lines packed into one chunk before it is handed to a worker.
 const CHUNK_BYTES: usize = 1 << 20;
+/// Lines packed into one chunk at most: a batch costs memory per line (a reject's
+/// finding), and a megabyte of two-byte lines would be half a million of them.
+const CHUNK_LINES: usize = 16 << 10;
 /// Bytes one read takes: small enough that the hash and the splitter find them in cache.
 const READ_BYTES: usize = 128 << 10;
 /// Chunks in flight between the stages, per stage.
@@ -361,12 +364,15 @@ impl Reader<'_> {
                 let Some(n) = source.read_some(&mut buf)? else {
                     break;
                 };
-                let mut full = false;
+                let read = done + source.stored_read();
+                let mut sent = true;
                 splitter.feed(&buf[..n], &mut |number, line| {
                     pack(&mut chunk, number, line);
-                    full |= chunk.bytes.len() >= CHUNK_BYTES;
+                    if chunk.lines.len() >= CHUNK_LINES {
+                        sent &= self.seal(&mut chunk, read);
+                    }
                 });
-                if full && !self.seal(&mut chunk, done + source.stored_read()) {
+                if !sent || (chunk.bytes.len() >= CHUNK_BYTES && !self.seal(&mut chunk, read)) {
                     return Err(Error::Cancelled);
                 }
             }

@@ -53,7 +53,7 @@ pub fn diff(
                 inert(&why)
             );
             if json {
-                eprintln!("{line}")
+                super::say(&line)
             } else {
                 emit(&line)?
             }
@@ -68,7 +68,7 @@ pub fn diff(
                     .map_or("owns its dates".into(), |l| inert(&l.describe()))
             );
             if json {
-                eprintln!("{line}")
+                super::say(&line)
             } else {
                 emit(&line)?
             }
@@ -80,7 +80,7 @@ pub fn diff(
     if let (Some(only), true) = (only, dates.is_empty()) {
         let line = format!("{name} writes no rows of {only}: nothing would change there");
         if json {
-            eprintln!("{line}")
+            super::say(&line)
         } else {
             emit(&line)?
         }

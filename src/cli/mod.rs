@@ -183,7 +183,14 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            // Arguments are quoted back: a name with escapes in it stays inert.
+            let text = e.render().to_string();
+            let text = text.trim_end();
+            if e.use_stderr() {
+                say(text);
+            } else {
+                let _ = emit(text);
+            }
             return ExitCode::from(if e.use_stderr() {
                 exit::USAGE
             } else {
@@ -200,7 +207,7 @@ pub fn main() -> ExitCode {
                 let object = serde_json::json!({ "error": e.to_string(), "exit_code": code });
                 let _ = emit(&object.to_string());
             }
-            eprintln!("wharf: {e}");
+            say(&format!("wharf: {e}"));
             ExitCode::from(code)
         }
     }
@@ -297,8 +304,21 @@ fn one_config(given: &[PathBuf]) -> Result<PathBuf> {
 /// The config read when `--config` is not given.
 const DEFAULT_CONFIG: &str = "wharf.toml";
 
-/// Writes `text` and a newline to stdout; a closed pipe is not an error.
+/// Writes `message` and a newline to stderr, each line through the one sanitiser
+/// ([`crate::console::sanitize::clean`]): an error quotes names and paths from the inbox
+/// and the config.
+pub fn say(message: &str) {
+    let lines: Vec<_> = message
+        .lines()
+        .map(crate::console::sanitize::clean)
+        .collect();
+    eprintln!("{}", lines.join("\n"));
+}
+
+/// Writes `text` and a newline to stdout, a closed pipe not being an error. Controls left
+/// in it but newlines are escaped ([`crate::console::sanitize::escape_controls`]).
 pub fn emit(text: &str) -> Result<()> {
+    let text = crate::console::sanitize::escape_controls(text);
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}").and_then(|_| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io(

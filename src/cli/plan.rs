@@ -38,8 +38,6 @@ pub fn plan(config: &Config, input: &Path, options: DecideOptions, json: bool) -
 
 /// The file name of `path`, as the progress line names the input.
 pub(super) fn input_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), crate::input::name_of)
 }

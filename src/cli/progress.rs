@@ -174,6 +174,6 @@ mod tests {
         let short = short_name(&long);
         assert_eq!(short.chars().count(), NAME_CHARS);
         assert!(short.ends_with("-0042.jsonl"));
-        assert_eq!(short_name("x\u{1b}.jsonl"), "x\u{FFFD}.jsonl");
+        assert_eq!(short_name("x\u{1b}\u{7}.jsonl"), "x␛\u{FFFD}.jsonl");
     }
 }

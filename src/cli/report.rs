@@ -49,6 +49,10 @@ pub fn plan_json(plan: &Plan) -> Json {
         }
         object["dates"] = Json::Null;
     }
+    if let Some(crate::plan::Refusal::TooManyDates { count, .. }) = &plan.refusal {
+        // `dates` lists the first ones only (the refusal's summary).
+        object["dates_total"] = json!(count);
+    }
     if !plan.allowed_shrink.is_empty() {
         object["allowed_shrink"] = json!(plan.allowed_shrink);
     }
@@ -92,7 +96,7 @@ pub fn outcome_json(outcome: &RunOutcome) -> Json {
 /// The §8 object of a run that was busy (`action` busy): the product's lock was held,
 /// or another writer committed the Delta table's next version first.
 pub fn busy_json(path: &Path, error: &crate::Error) -> Json {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = path.file_name().map(crate::input::name_of);
     json!({
         "action": "busy", "reason": null, "input_name": name,
         "input_sha256": null, "detail": error.to_string(),
@@ -263,11 +267,10 @@ fn landed_text(plan: &Plan, landed: &crate::plan::Landed) -> String {
     out
 }
 
-/// Escapes control characters so text from a file cannot steer the terminal.
+/// Text from a file (a name, a path, a message quoting one) made unable to steer the
+/// terminal: the console's one sanitiser ([`crate::console::sanitize::clean`]).
 pub fn inert(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-        .collect()
+    crate::console::sanitize::clean(text).into_owned()
 }
 
 #[cfg(test)]

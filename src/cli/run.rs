@@ -84,11 +84,11 @@ fn land_all(
                 if json {
                     emit(&report::busy_json(path, &e).to_string())?;
                 }
-                eprintln!("wharf: {e}");
+                super::say(&format!("wharf: {e}"));
                 return Ok(exit::BUSY);
             }
             Err(e) if input.is_none() => {
-                eprintln!("wharf: {e}");
+                super::say(&format!("wharf: {e}"));
                 exit::ERROR
             }
             Err(e) => return Err(e),

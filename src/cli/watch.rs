@@ -41,17 +41,17 @@ pub fn watch(config: &Config, rescan_secs: u64, metrics: Option<&str>, json: boo
     let mut watch = Watch::start(config, settings, &mut out)?;
     stop_on_signals(watch.stopper())?;
     if !json {
-        eprintln!(
+        super::say(&format!(
             "wharf watch: landing closed inputs of {} as they arrive (rescan every {rescan_secs} s); \
              Ctrl-C or SIGTERM stops after the current landing",
             config.inbox.display()
-        );
+        ));
     }
     watch.run(&mut out);
     drop(watch);
     pager.finish();
     if !json {
-        eprintln!("wharf watch: stopped");
+        super::say("wharf watch: stopped");
     }
     Ok(exit::SUCCESS)
 }
@@ -99,18 +99,18 @@ fn print(event: Report<'_>, json: bool) {
             report::outcome_line(outcome)
         ),
         Report::Busy { path, error } => {
-            eprintln!(
+            super::say(&format!(
                 "wharf: {}: {error}; trying again every {} s",
                 name(path),
                 BUSY_RETRY.as_secs()
-            );
+            ));
             if !json {
                 return;
             }
             report::busy_json(path, error).to_string()
         }
         Report::Failed { path, error } => {
-            eprintln!("wharf: {error}; watching goes on");
+            super::say(&format!("wharf: {error}; watching goes on"));
             if !json {
                 return;
             }
@@ -121,7 +121,7 @@ fn print(event: Report<'_>, json: bool) {
             .to_string()
         }
         Report::Trouble(error) => {
-            eprintln!("wharf: {error}; watching goes on");
+            super::say(&format!("wharf: {error}; watching goes on"));
             return;
         }
     };

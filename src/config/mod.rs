@@ -250,6 +250,21 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     let root = |value: Option<String>, default: String| resolve(folder, &value.unwrap_or(default));
     for (name, value) in [
         ("inbox", &raw.inbox),
+        ("publish_root", &raw.publish_root),
+        ("quarantine_root", &raw.quarantine_root),
+        ("state_root", &raw.state_root),
+    ] {
+        if value.as_deref().is_some_and(has_credentials) {
+            // Not quoted: what stands before the '@' is a credential.
+            return Err(format!(
+                "{name} has credentials in its URL (before '@'), where they would be \
+                 printed and logged with it; remove them and set AWS_ACCESS_KEY_ID and \
+                 AWS_SECRET_ACCESS_KEY in the environment"
+            ));
+        }
+    }
+    for (name, value) in [
+        ("inbox", &raw.inbox),
         ("quarantine_root", &raw.quarantine_root),
         ("state_root", &raw.state_root),
     ] {
@@ -282,6 +297,9 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             ("state_root", &state_root),
         ])?;
     }
+    // Wharf's own files in the inbox would be listed as inputs and refused on every run.
+    check_disjoint(&[("inbox", &inbox), ("state_root", &state_root)])?;
+    check_disjoint(&[("inbox", &inbox), ("quarantine_root", &quarantine_root)])?;
     let delta_checkpoint_interval =
         at_least_one("delta_checkpoint_interval", raw.delta_checkpoint_interval)?;
 
@@ -297,6 +315,12 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     let files_per_date = at_least("files_per_date", raw.files_per_date, 1)? as usize;
     let keep_generations = at_least("keep_generations", raw.keep_generations, 1)? as usize;
     let max_line_bytes = at_least("max_line_bytes", raw.max_line_bytes, 1)? as usize;
+    if max_line_bytes > MAX_LINE_BYTES {
+        return Err(format!(
+            "max_line_bytes = {max_line_bytes} is above {MAX_LINE_BYTES} (16 MiB): a kept line \
+             is held and parsed whole, in every chunk in flight; an event line is far shorter"
+        ));
+    }
     if !(0.0..=1.0).contains(&raw.max_shrink) {
         return Err(format!(
             "max_shrink = {} must be a share between 0.0 and 1.0 (0.5 refuses losing more than half a date)",
@@ -523,15 +547,6 @@ fn publish_location(
     };
     if let Some(rest) = root.strip_prefix("s3://") {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.contains('@') {
-            // Not quoted: what stands before the '@' is a credential.
-            return Err(
-                "publish_root has credentials in its s3:// URL (before '@'), where \
-                        they would be printed and logged with it; remove them and set \
-                        AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
-                    .to_owned(),
-            );
-        }
         let prefix = prefix.trim_matches('/');
         if bucket.is_empty() || prefix.is_empty() {
             return Err(format!(
@@ -560,6 +575,18 @@ fn publish_location(
         }
         _ => Ok((path, TableFormat::Hive, None)),
     }
+}
+
+/// The largest `max_line_bytes` a config may set (docs/operations.md, "Hostile input").
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// Whether `value` is a URL with a user part (`scheme://user:secret@host/…`), whatever
+/// the scheme's spelling (`s3://`, `S3://`, `s3a://`).
+fn has_credentials(value: &str) -> bool {
+    value.split_once("://").is_some_and(|(_, rest)| {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        authority.contains('@')
+    })
 }
 
 /// `value` as an absolute, lexically normalised path, relative to `folder`.
@@ -861,6 +888,60 @@ seq        = { type = "int" }
         assert!(text.contains("AWS_SECRET_ACCESS_KEY"), "{text}");
         assert!(
             !text.contains("s3cr3t") && !text.contains("AKIAX"),
+            "{text}"
+        );
+        for field in ["inbox", "state_root", "quarantine_root", "publish_root"] {
+            for url in [
+                "s3://AKIAX:s3cr3t@b/x",
+                "S3://AKIAX:s3cr3t@b/x",
+                "s3a://AKIAX:s3cr3t@b/x",
+                "https://AKIAX:s3cr3t@host",
+            ] {
+                let text = message(&format!("product = \"o\"\n{field} = \"{url}\""), SCHEMA);
+                assert!(
+                    text.contains(field) && text.contains("credentials"),
+                    "{text}"
+                );
+                assert!(
+                    !text.contains("s3cr3t") && !text.contains("AKIAX"),
+                    "{text}"
+                );
+            }
+        }
+        assert!(!has_credentials("lake/o@2024"), "a path with '@' is no URL");
+        assert!(!has_credentials("s3://b/prefix/a@b"), "'@' past the host");
+    }
+
+    #[test]
+    fn state_or_quarantine_inside_the_inbox_is_refused() {
+        for head in [
+            "state_root = \"inbox/state\"",
+            "quarantine_root = \"inbox/q\"",
+            "inbox = \"state/orders/in\"\nstate_root = \"state/orders\"",
+        ] {
+            let text = message(&format!("product = \"orders\"\n{head}"), SCHEMA);
+            assert!(
+                text.contains("inbox") && text.contains("overlap"),
+                "{head}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn max_line_bytes_is_capped() {
+        assert!(
+            parse(
+                &format!("product = \"o\"\nmax_line_bytes = {MAX_LINE_BYTES}"),
+                SCHEMA
+            )
+            .is_ok()
+        );
+        let text = message(
+            &format!("product = \"o\"\nmax_line_bytes = {}", MAX_LINE_BYTES + 1),
+            SCHEMA,
+        );
+        assert!(
+            text.contains("max_line_bytes") && text.contains("16 MiB"),
             "{text}"
         );
     }

@@ -23,6 +23,25 @@ pub fn clean(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().map(replace).collect())
 }
 
+/// The last guard of every line Wharf writes to stdout or stderr: each control character
+/// left but newline (C0, DEL, C1) as the JSON escape `\u00XX`. In a JSON document,
+/// where serde_json leaves DEL and C1 raw inside strings, the value is unchanged; in a
+/// report, the escape is inert text.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `clean`, then cut to at most `max` characters (with `…` when cut).
 pub fn clean_cut(text: &str, max: usize) -> String {
     let cleaned = clean(text);
@@ -69,6 +88,20 @@ fn is_bidi_control(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stream_guard_escapes_controls_as_json_does() {
+        assert_eq!(escape_controls("a\nb"), "a\nb");
+        assert_eq!(
+            escape_controls("x\u{9b}y\u{1b}\t\u{7f}"),
+            "x\\u009by\\u001b\\u0009\\u007f"
+        );
+        let json = serde_json::json!({ "v": "a\u{9b}\u{85}b" }).to_string();
+        let escaped = escape_controls(&json);
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back["v"], "a\u{9b}\u{85}b");
+        assert!(!escaped.chars().any(char::is_control));
+    }
 
     #[test]
     fn escape_sequences_become_visible_marks() {

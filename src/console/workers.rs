@@ -41,7 +41,7 @@ fn worth(bytes: u64, total: u64, last: &mut u64) -> bool {
 
 /// The input's current size and time, as the inbox lists them (a set's over its parts).
 pub fn stamp_of(path: &Path, marker: &str) -> Option<Stamp> {
-    let name = path.file_name()?.to_string_lossy().into_owned();
+    let name = crate::input::name_of(path.file_name()?);
     let entry = crate::inbox::describe(path, name, marker)?;
     Some(Stamp {
         size: entry.size,

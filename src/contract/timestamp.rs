@@ -218,12 +218,27 @@ pub fn parse_bytes_cached(b: &[u8], cache: &mut DayCache) -> Result<Instant, Tim
         if utc_second_59.rem_euclid(SECONDS_PER_DAY) != SECONDS_PER_DAY - 1 {
             return Err(Invalid);
         }
-        return Ok(Instant::from_parts(utc_second_59, 999_999_999));
+        return within_years(Instant::from_parts(utc_second_59, 999_999_999));
     }
-    Ok(Instant::from_parts(
+    within_years(Instant::from_parts(
         local + second as i64 - offset_secs,
         nanos,
     ))
+}
+
+/// The first second of 0001-01-01 and the first of 10000-01-01, UTC.
+const FIRST_SEC: i64 = -62_135_596_800;
+const PAST_LAST_SEC: i64 = 253_402_300_800;
+
+/// `instant` if its UTC date has four digits (0001–9999): a date outside cannot be an
+/// `event_date` folder readers parse as a date (`event_date=10000-01-01` turns the
+/// partition column into a string for the whole lake).
+fn within_years(instant: Instant) -> Result<Instant, TimestampError> {
+    if (FIRST_SEC..PAST_LAST_SEC).contains(&instant.secs()) {
+        Ok(instant)
+    } else {
+        Err(TimestampError::Invalid)
+    }
 }
 
 /// `len` ASCII digits of `b` starting at `at`, as a number.
@@ -378,6 +393,29 @@ mod tests {
             at("1969-12-31T23:59:59.5Z").utc_date().to_string(),
             "1969-12-31"
         );
+    }
+
+    #[test]
+    fn instants_whose_utc_date_leaves_years_0001_to_9999_are_invalid() {
+        for text in [
+            "9999-12-31T23:59:59-23:59",
+            "9999-12-31T23:59:59.5-00:01",
+            "0001-01-01T00:00:00+00:01",
+            "0000-06-01T00:00:00Z",
+        ] {
+            assert_eq!(parse(text), Err(TimestampError::Invalid), "{text}");
+        }
+        for text in [
+            "9999-12-31T23:59:59Z",
+            "9999-12-31T23:59:60Z",
+            "9999-12-31T23:59:59+23:59",
+            "0001-01-01T00:00:00Z",
+            "0001-01-01T00:00:00-23:59",
+        ] {
+            assert!(parse(text).is_ok(), "{text}");
+        }
+        assert_eq!(at("0001-01-01T00:00:00Z").secs(), FIRST_SEC);
+        assert_eq!(at("9999-12-31T23:59:59Z").secs(), PAST_LAST_SEC - 1);
     }
 
     #[test]

@@ -5,10 +5,12 @@
 //! `.gz` or `.zst` part on the way (§11.5).
 
 mod decode;
+mod name;
+mod safe;
 mod set;
 mod split;
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -18,6 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::contract::LineBytes;
 use crate::error::{Error, Result};
 pub use decode::{Codec, PartReader};
+pub use name::name_of;
 pub use set::{Survey, is_part_name, locate, set_identity, survey};
 pub use split::Splitter;
 
@@ -141,7 +144,8 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
     if path.as_os_str().is_empty() {
         return Err(fail("the input path is empty; pass the JSONL file to land"));
     }
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+    // lstat: a link is never followed, and the open below must find this very entry.
+    let meta = std::fs::symlink_metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             fail("no such file; check the path (is it still in the inbox?)")
         }
@@ -150,6 +154,11 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
         }
         _ => fail(&format!("cannot read its metadata ({e})")),
     })?;
+    if meta.file_type().is_symlink() {
+        return Err(fail(
+            "is a symbolic link, which Wharf never follows; land the file it points to",
+        ));
+    }
     if !meta.is_file() && !meta.is_dir() {
         return Err(fail(
             "is not a regular file or a folder; pass one closed JSONL file or set",
@@ -157,7 +166,7 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
     }
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(name_of)
         .ok_or_else(|| fail("has no file name"))?;
     if name.len() + CHECKPOINT_SUFFIX.len() > NAME_MAX {
         return Err(fail(&format!(
@@ -169,14 +178,9 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
         )));
     }
     if meta.is_dir() {
-        return open_set(path, name, marker);
+        return open_set(path, name, marker, &meta);
     }
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::PermissionDenied => {
-            fail("permission denied; make the file readable by this user")
-        }
-        _ => fail(&format!("cannot open it ({e})")),
-    })?;
+    let file = safe::open_file(path, &meta).map_err(|why| fail(&why))?;
     let part = opened_part(path, name.clone(), file)?;
     Ok(Input {
         path: path.to_owned(),
@@ -205,18 +209,17 @@ pub fn check_set(path: &Path, marker: &str) -> Result<Survey> {
 }
 
 /// §11.1–11.2: a closed folder's parts, opened, or an error naming what spoils the set.
-fn open_set(path: &Path, name: String, marker: &str) -> Result<Input> {
+fn open_set(path: &Path, name: String, marker: &str, checked: &Metadata) -> Result<Input> {
+    // Parts are opened inside the folder checked, never through a link.
+    let dir = safe::open_dir(path, checked).map_err(|why| Error::Input {
+        path: path.to_owned(),
+        message: why,
+    })?;
     let survey = check_set(path, marker)?;
     let mut parts = Vec::with_capacity(survey.parts.len());
     for (part, entry, _) in survey.parts {
-        let file = File::open(&entry)
-            .map_err(|e| set::bad_part(&entry, &format!("cannot be opened ({e})")))?;
-        let opened = opened_part(&entry, part, file)?;
-        // Opening follows a link that replaced the part since the listing; never land one.
-        if std::fs::symlink_metadata(&entry).is_ok_and(|m| !m.is_file()) {
-            return Err(set::bad_part(&entry, "is no longer a regular file"));
-        }
-        parts.push(opened);
+        let file = safe::open_in(&dir, &part).map_err(|why| set::bad_part(&entry, &why))?;
+        parts.push(opened_part(&entry, part, file)?);
     }
     Ok(Input {
         path: path.to_owned(),

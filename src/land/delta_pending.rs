@@ -34,7 +34,7 @@ pub fn record(config: &Config, paths: &[String]) -> Result<()> {
     atomic::write_atomic(
         &path(config),
         &state::pretty(&paths, "pending uploads")?,
-        0o644,
+        0o600,
     )
 }
 

@@ -74,7 +74,7 @@ pub fn write(config: &Config, trash: &DeltaTrash) -> Result<()> {
     atomic::write_atomic(
         &path(config),
         &state::pretty(trash, "the Delta trash")?,
-        0o644,
+        0o600,
     )
 }
 

@@ -97,9 +97,10 @@ fn link_unsupported(e: &std::io::Error) -> bool {
 /// Puts every file of `from` (one level, as partitions are) into the new folder `to`:
 /// a hard link where `to` shares `from`'s file system (Wharf never rewrites a published
 /// file, so a link is as good as a copy), else a copy, fsynced. The folder itself is not
-/// fsynced: the caller does, once it is complete.
+/// fsynced: the caller does, once it is complete. `to` (the trash, in the state root) and
+/// the folders above it that it creates are 0700.
 pub fn link_or_copy(from: &Path, to: &Path) -> Result<()> {
-    atomic::create_dir_all(to)?;
+    atomic::create_private_dir_all(to)?;
     let entries = fs::read_dir(from)
         .map_err(|e| Error::io(from, "list the folder", "check permissions", e))?;
     for entry in entries {

@@ -2,6 +2,7 @@
 //! `<state_root>/.lock`, released by the kernel when the process ends, even by SIGKILL.
 
 use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -27,9 +28,10 @@ pub fn acquire(config: &Config) -> Result<ProductLock> {
 /// Takes the OS lock on `<state_root>/<name>` without waiting, or returns
 /// [`Error::Busy`]: the product's run lock, and any other one-per-product lock.
 pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
-    atomic::create_dir_all(&config.state_root)?;
+    atomic::create_private_dir_all(&config.state_root)?;
     let path = config.state_root.join(name);
     let file = OpenOptions::new()
+        .mode(0o600)
         .create(true)
         .truncate(false)
         .write(true)

@@ -16,6 +16,7 @@ mod folder;
 pub mod generations;
 pub mod hours;
 pub mod lock;
+pub mod owner;
 pub mod preview;
 pub mod quarantine;
 pub mod restore;
@@ -90,6 +91,7 @@ fn plan_with_manifest(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(Plan, Manifest, PublishRoot)> {
+    owner::check(config)?;
     let input = input::open(path, &config.set_marker)?;
     let checkpoint = state::read_checkpoint(config, &input.name)?; // §5.3
     let manifest = state::read_manifest(config)?;
@@ -147,6 +149,7 @@ pub fn run(
         Action::Publish => {
             quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
             failpoint::hit("after_quarantine");
+            owner::claim(config)?;
             let published = root.publish(config, engine, &plan, manifest, &now, progress)?; // §6.2–6.4
             (RunStatus::Published, Some(published))
         }
@@ -174,10 +177,7 @@ fn refuse_unclosed(path: &Path, marker: &str) -> Result<()> {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         input::check_set(path, marker)?;
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(input::name_of).unwrap_or_default();
     let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let why = if link {
         Some("is a symbolic link, which Wharf never follows; land the file it points to")

@@ -81,7 +81,7 @@ pub fn folder(config: &Config, sha256: &str) -> PathBuf {
 /// Writes the quarantine of `plan`, the action it will report being `action`.
 pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()> {
     let folder = folder(config, &plan.input_sha256);
-    atomic::create_dir_all(&folder)?;
+    atomic::create_private_dir_all(&folder)?;
     // Written a buffer at a time: a refused file's findings may be millions (spilled).
     atomic::write_atomic_with(&folder.join("rejects.jsonl"), 0o600, |file| {
         let mut rejects = Vec::with_capacity(WRITE_BUFFER + 4096);

@@ -64,11 +64,11 @@ fn path(config: &Config) -> PathBuf {
 /// Appends `record` and fsyncs the log.
 pub fn append(config: &Config, record: &RunRecord) -> Result<()> {
     let path = path(config);
-    atomic::create_dir_all(&config.state_root)?;
+    atomic::create_private_dir_all(&config.state_root)?;
     let mut line = serde_json::to_vec(record)
         .map_err(|e| Error::internal(format!("cannot encode the run log record: {e}")))?;
     line.push(b'\n');
-    std::fs::OpenOptions::new()
+    std::os::unix::fs::OpenOptionsExt::mode(&mut std::fs::OpenOptions::new(), 0o600)
         .create(true)
         .append(true)
         .open(&path)

@@ -92,7 +92,7 @@ pub fn keep(
         .and_then(|()| {
             // Its fsync of `temp` also makes the links above durable.
             let bytes = state::pretty(record, "generation record")?;
-            atomic::write_atomic(&temp.join(RECORD), &bytes, 0o644)
+            atomic::write_atomic(&temp.join(RECORD), &bytes, 0o600)
         })
         .and_then(|()| {
             atomic::rename(&temp, &target).map_err(|e| {

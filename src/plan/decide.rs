@@ -135,9 +135,18 @@ pub fn decide(
     published: &Published,
     options: DecideOptions,
 ) -> Plan {
+    // A plan over `max_dates` refuses (too_many_dates, or an earlier refusal): it lists
+    // the first dates only, so a file of a million dates costs no million date plans.
+    let dates_total = census.dates.len();
+    let listed = if dates_total > policy.max_dates {
+        super::DATES_NAMED
+    } else {
+        dates_total
+    };
     let dates = census
         .dates
         .iter()
+        .take(listed)
         .map(|(&event_date, date)| {
             let before = published.dates.get(&event_date);
             DatePlan {
@@ -206,10 +215,12 @@ pub fn decide(
             rejected: census.counts.rejected,
             max: policy.max_rejected_lines,
         })
-    } else if plan.dates.len() > policy.max_dates {
+    } else if dates_total > policy.max_dates {
         // Replace: the winners' dates. Merge: the dates that gain, change or lose a row.
+        // Summarised: the refusal repeats on every scheduled run, in its log and output.
         Some(Refusal::TooManyDates {
             dates: plan.dates.iter().map(|d| d.event_date).collect(),
+            count: dates_total,
             max: policy.max_dates,
         })
     } else if census.counts.keys == 0 && !policy.publish_empty {

@@ -57,6 +57,9 @@ impl Action {
     }
 }
 
+/// The dates a `too_many_dates` refusal names, and the plan lists, at most.
+pub const DATES_NAMED: usize = 20;
+
 /// Why a file is refused (§5 steps 5–9).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -77,8 +80,13 @@ pub enum Refusal {
     },
     /// More rejects than `max_rejected_lines`.
     RejectCap { rejected: u64, max: u64 },
-    /// More distinct dates than `max_dates`.
-    TooManyDates { dates: Vec<Date>, max: usize },
+    /// More distinct dates than `max_dates`: `count` of them, the first
+    /// [`DATES_NAMED`] in `dates` (a file of 200,000 dates refuses in one line).
+    TooManyDates {
+        dates: Vec<Date>,
+        count: usize,
+        max: usize,
+    },
     /// No accepted rows and `publish_empty = false`.
     EmptyInput,
     /// Dates that would lose more than `max_shrink` of their rows.
@@ -148,11 +156,17 @@ impl Refusal {
             Refusal::RejectCap { rejected, max } => format!(
                 "{rejected} rejected lines > max_rejected_lines {max}; see the quarantine for the reasons"
             ),
-            Refusal::TooManyDates { dates, max } => format!(
-                "{} dates > max_dates {max}: {}; split the file per date or raise max_dates",
-                dates.len(),
-                list(dates)
-            ),
+            Refusal::TooManyDates { dates, count, max } => {
+                let named = if dates.len() < *count {
+                    format!("the first {}", dates.len())
+                } else {
+                    "they are".to_owned()
+                };
+                format!(
+                    "{count} dates > max_dates {max} ({named}: {}); split the file per date or raise max_dates",
+                    list(dates)
+                )
+            }
             Refusal::EmptyInput => {
                 "no accepted rows and publish_empty = false; nothing to publish".into()
             }

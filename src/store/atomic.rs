@@ -24,7 +24,12 @@ pub fn write_atomic_with(
     fill: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
-    create_dir_all(folder)?;
+    // A file only its owner reads goes in folders only its owner opens.
+    if mode & 0o077 == 0 {
+        create_private_dir_all(folder)?;
+    } else {
+        create_dir_all(folder)?;
+    }
     // A short temporary name: one derived from the file's name (an input's name, for a
     // checkpoint) could exceed NAME_MAX and fail after the partitions were swapped.
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -78,15 +83,18 @@ pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::rename(from, to)
 }
 
-/// Creates (truncating) `path` with permission bits `mode`.
+/// Creates (truncating) `path` with permission bits exactly `mode`, whatever the umask:
+/// a lake's files stay readable by its readers, state files by their owner alone.
 pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(mode)
-        .open(path)
+        .mode(mode & 0o700)
+        .open(path)?;
+    file.set_permissions(fs::Permissions::from_mode(mode))?;
+    Ok(file)
 }
 
 /// fsyncs a folder so renames and creations inside it are durable.
@@ -96,9 +104,32 @@ pub fn sync_dir(folder: &Path) -> Result<()> {
         .map_err(|e| Error::io(folder, "fsync the folder", "check the disk, then rerun", e))
 }
 
-/// `fs::create_dir_all` with a message naming the folder.
+/// [`create_dir_all`] for the state root, quarantine and temporaries: the folders it
+/// creates are 0700 whatever the umask (which can only take bits away).
+pub fn create_private_dir_all(folder: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .map_err(|e| {
+            Error::io(
+                folder,
+                "create the folder",
+                "check that the parent exists and is writable",
+                e,
+            )
+        })
+}
+
+/// `fs::create_dir_all` with a message naming the folder; the folders it creates are
+/// 0755 at most whatever the umask (the lake's readers are often other users; nobody but
+/// the owner writes).
 pub fn create_dir_all(folder: &Path) -> Result<()> {
-    fs::create_dir_all(folder).map_err(|e| {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true).mode(0o755);
+    builder.create(folder).map_err(|e| {
         Error::io(
             folder,
             "create the folder",

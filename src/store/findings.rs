@@ -83,7 +83,7 @@ impl Spill {
         let file = match &mut self.file {
             Some(file) => file,
             None => {
-                crate::store::atomic::create_dir_all(&self.dir)?;
+                crate::store::atomic::create_private_dir_all(&self.dir)?;
                 let made = tempfile::Builder::new()
                     .prefix(".findings-")
                     .tempfile_in(&self.dir)

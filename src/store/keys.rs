@@ -122,7 +122,7 @@ pub fn write(
     }
     let bytes = serde_json::to_vec(&KeyIndex { dates })
         .map_err(|e| Error::internal(format!("cannot encode the key index: {e}")))?;
-    atomic::write_atomic(&path(config), &bytes, 0o644)
+    atomic::write_atomic(&path(config), &bytes, 0o600)
 }
 
 fn to_value(key: &StoredKey) -> Value {

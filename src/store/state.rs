@@ -103,7 +103,7 @@ pub fn owner_parts(config: &Config, owner: &Owner) -> Vec<PartDigest> {
 /// Writes the checkpoint atomically.
 pub fn write_checkpoint(config: &Config, checkpoint: &Checkpoint) -> Result<()> {
     let path = config.checkpoint_path(&checkpoint.input_name);
-    atomic::write_atomic(&path, &pretty(checkpoint, "checkpoint")?, 0o644)
+    atomic::write_atomic(&path, &pretty(checkpoint, "checkpoint")?, 0o600)
 }
 
 fn manifest_path(config: &Config) -> PathBuf {
@@ -136,7 +136,7 @@ pub fn write_manifest(config: &Config, manifest: &Manifest) -> Result<()> {
     atomic::write_atomic(
         &manifest_path(config),
         &pretty(manifest, "manifest")?,
-        0o644,
+        0o600,
     )
 }
 

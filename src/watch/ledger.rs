@@ -159,7 +159,7 @@ impl Ledger {
         let append = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .mode(0o644)
+            .mode(0o600)
             .open(&self.path)
             .and_then(|mut file| file.write_all(&text));
         append.map_err(|e| {
@@ -179,7 +179,7 @@ impl Ledger {
             text.extend(line_of(name, entry)?);
             text.push(b'\n');
         }
-        atomic::write_atomic(&self.path, &text, 0o644)
+        atomic::write_atomic(&self.path, &text, 0o600)
     }
 }
 

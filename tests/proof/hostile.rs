@@ -17,6 +17,13 @@ use wharf::contract::{LineBytes, Outcome, classify};
 
 use crate::common::{self, Product};
 
+mod escapes;
+mod limits;
+mod memory;
+mod modes;
+mod names;
+mod swap;
+
 fn config() -> Config {
     Config::parse(common::CONFIG, Path::new("wharf.toml"), Path::new("/tmp")).unwrap()
 }

@@ -379,8 +379,8 @@ fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
         ));
     }
     let why = match &plan.refusal {
-        Some(Refusal::TooManyDates { dates, max }) => {
-            Some(format!("✗ one of {} dates > max_dates {max}", dates.len()))
+        Some(Refusal::TooManyDates { count, max, .. }) => {
+            Some(format!("✗ one of {count} dates > max_dates {max}"))
         }
         Some(Refusal::Shrink { dates }) if dates.contains(&date.event_date) => {
             let before = date.rows_before.unwrap_or(0).max(1) as f64;

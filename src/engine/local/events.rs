@@ -57,6 +57,9 @@ const BUCKETS: usize = 256;
 /// bytes are 16 MiB, whatever the input's size.
 pub const BUCKET_RECORDS: usize = 2048;
 
+/// The most ids a bucket's table is sized for ahead (6 MiB of slots); more grow it.
+const TABLE_PRESIZED_AT_MOST: usize = 1 << 18;
+
 /// `[id low, id high, fingerprint, line]`.
 type Record = [u64; 4];
 const RECORD_BYTES: usize = 32;
@@ -274,7 +277,9 @@ impl EventLog {
                 return Ok(part);
             }
             let records = self.spilled[b].len() * self.bucket_records + self.buckets[b].len();
-            table.reset(records);
+            // Sized for its records up to a cap: a bucket's records may all be retries of
+            // one id, and the table holds ids, growing past the cap when they are many.
+            table.reset(records.min(TABLE_PRESIZED_AT_MOST));
             let mut offer = |record: &Record| {
                 let id = u128::from(record[0]) | (u128::from(record[1]) << 64);
                 match table.offer(id, record[2], V::first(record[3])) {

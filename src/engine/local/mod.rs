@@ -141,6 +141,10 @@ impl Engine for LocalEngine {
                     let winners = std::mem::replace(&mut summary.winners, RowSet::new(fields));
                     self.partitions = by_date(winners, &summary.dates, config);
                 }
+                if summary.dates.len() > config.max_dates {
+                    // Refused whatever else it holds: no hours to show, 200 bytes a date.
+                    summary.hours.clear();
+                }
                 summary
                     .dates
                     .iter()
@@ -193,7 +197,7 @@ impl Engine for LocalEngine {
             parts: if input.set { parts } else { Vec::new() },
             counts,
             findings: summary.findings,
-            spilled: None,
+            spilled: summary.spilled,
             dates,
             unranked: false,
         })
@@ -318,6 +322,7 @@ fn read_and_tally<'c>(
     // A trail is for an input without conflicts: a rescan keeps none.
     let trail = purpose == Purpose::Plan { trail: true } && conflicts.is_empty();
     let mut tally = Tally::rescan(&config.schema, log, conflicts);
+    tally.spill_findings(config.max_rejected_lines, &std::env::temp_dir());
     // Merge mode merges the winners' rows even in a plan.
     if matches!(purpose, Purpose::Plan { .. }) && config.write_mode == WriteMode::Replace {
         tally.plan_only();

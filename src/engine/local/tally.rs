@@ -16,7 +16,8 @@ use crate::contract::{Date, LineIssue, LineReason, Outcome, Schema, Value, row};
 use crate::plan::batch::{self, Accepted, Batch, ShortKey};
 use crate::plan::keyed::EventsByKey;
 use crate::plan::rank::Packed;
-use crate::plan::{Counts, LineFinding};
+use crate::plan::{Counts, LineFinding, SpilledFindings};
+use crate::store::findings::Findings;
 
 /// Events warmed ahead of their merge: enough misses in flight, few enough lines to stay
 /// in cache until used.
@@ -73,7 +74,10 @@ pub struct Tally<'s> {
 pub struct Ranking<'s> {
     schema: &'s Schema,
     counts: Counts,
-    findings: Vec<LineFinding>,
+    /// The first findings held, the rest spilled: memory does not grow with rejects.
+    findings: Findings,
+    /// The first error spilling findings: the summary must not be made without them.
+    spill_failed: Option<crate::Error>,
     /// The best event of each key, by the key's value (int keys close together) or hash:
     /// indexes into `best`, so the index stays small and growing it moves 4 bytes a key.
     by_key: KeyIndex,
@@ -107,8 +111,11 @@ pub enum Finish {
 #[derive(Debug)]
 pub struct Summary {
     pub counts: Counts,
-    /// Rejects and breaches, in line order.
+    /// Rejects and breaches, in line order: the first ones of an input with more than
+    /// the tally holds ([`Tally::spill_findings`]).
     pub findings: Vec<LineFinding>,
+    /// The findings after `findings`, written out.
+    pub spilled: Option<SpilledFindings>,
     /// The rank-1 event of each key, sorted by key (empty after [`Tally::plan_only`]).
     pub winners: RowSet,
     /// Rows per `event_date` among the winners.
@@ -123,7 +130,8 @@ pub struct Summary {
 impl Summary {
     /// The breach on the earliest line, which names a refusal (§5.5).
     pub fn first_breach(&self) -> Option<&LineFinding> {
-        self.findings.iter().find(|f| f.breach)
+        let spilled = self.spilled.as_ref().and_then(|s| s.first_breach.as_ref());
+        self.findings.iter().find(|f| f.breach).or(spilled)
     }
 }
 
@@ -139,7 +147,8 @@ impl<'s> Tally<'s> {
             ranking: Ranking {
                 schema,
                 counts: Counts::default(),
-                findings: Vec::new(),
+                findings: Findings::new(u64::MAX, &std::env::temp_dir()),
+                spill_failed: None,
                 by_key: KeyIndex::new(int_keys(schema), 0),
                 best: Vec::new(),
                 rows: Rows::default(),
@@ -160,6 +169,13 @@ impl<'s> Tally<'s> {
         let schema = self.ranking.schema;
         self.ranking.keep_records =
             schema.date_of != schema.order_by || !self.ranking.conflicts.is_empty();
+    }
+
+    /// Holds the findings a run capped at `max_rejected_lines` needs and writes the rest
+    /// to a file in `dir` ([`crate::store::findings`]): a file of millions of bad lines
+    /// costs disk, not memory.
+    pub fn spill_findings(&mut self, max_rejected_lines: u64, dir: &std::path::Path) {
+        self.ranking.findings = Findings::new(max_rejected_lines, dir);
     }
 
     /// Keeps every accepted event's key and line (8 bytes an event) for
@@ -247,7 +263,7 @@ impl<'s> Tally<'s> {
         if conflicts != known {
             return Ok(Finish::Rescan(conflicts));
         }
-        let (mut summary, trail) = summary;
+        let (mut summary, trail) = summary?;
         summary.counts.accepted = accepted;
         summary.counts.retries = retries;
         if let (Some((trail, keys)), Some(collapsed)) = (trail, collapsed) {
@@ -263,16 +279,14 @@ impl Ranking<'_> {
         self.counts.lines += batch.lines;
         self.counts.blank += batch.blank;
         self.counts.rejected += batch.rejected;
-        for finding in batch.findings.iter().cloned() {
-            self.find(finding);
-        }
+        let mut conflicts = Vec::new();
         for group in batch.events.chunks(WARM_GROUP) {
             self.warm(group);
             for event in group {
                 if self.conflicts.get(self.next_conflict) == Some(&event.line) {
                     self.next_conflict += 1;
                     let issue = self.conflict(event, batch);
-                    self.find(LineFinding {
+                    conflicts.push(LineFinding {
                         line: event.line,
                         breach: true,
                         issue,
@@ -282,6 +296,16 @@ impl Ranking<'_> {
                 }
             }
         }
+        // Findings leave in line order (a spill is written as it comes): the batch's
+        // conflicts go between its other findings.
+        let mut conflicts = conflicts.into_iter().peekable();
+        for finding in batch.findings.iter() {
+            while let Some(c) = conflicts.next_if(|c| c.line < finding.line) {
+                self.find(c);
+            }
+            self.find(finding.clone());
+        }
+        conflicts.for_each(|c| self.find(c));
     }
 
     /// Loads, for each event of `group`, its key's slot, then its key's entry: independent
@@ -306,7 +330,11 @@ impl Ranking<'_> {
 
     fn find(&mut self, finding: LineFinding) {
         self.counts.count_finding(&finding.issue);
-        self.findings.push(finding);
+        if self.spill_failed.is_none()
+            && let Err(e) = self.findings.push(finding)
+        {
+            self.spill_failed = Some(e);
+        }
     }
 
     /// An accepted event: it becomes its key's best, ties it, loses to it, or is a retry
@@ -408,7 +436,10 @@ impl Ranking<'_> {
 
     /// The summary, without §2's counts: winners sorted by key, their dates; and, with a
     /// trail, the trail and its keys to arrange once §2 is resolved.
-    fn finish(self) -> (Summary, Option<(Trail, KeysInOrder)>) {
+    fn finish(self) -> std::io::Result<(Summary, Option<(Trail, KeysInOrder)>)> {
+        if let Some(e) = self.spill_failed {
+            return Err(std::io::Error::other(e.to_string()));
+        }
         let schema = self.schema;
         let fields = schema.fields.len();
         let mut counts = self.counts;
@@ -453,18 +484,20 @@ impl Ranking<'_> {
         drop(best);
         counts.ties_by_arrival = census.ties;
         let (dates, hours) = (census.dates, census.hours);
-        let mut findings = self.findings;
-        // Conflicts are found after their batch's other findings.
-        findings.sort_by_key(|f| f.line);
+        let (findings, spilled) = self
+            .findings
+            .finish()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         let summary = Summary {
             counts,
             findings,
+            spilled,
             winners,
             dates,
             hours,
             events_by_key: None,
         };
-        (summary, trail)
+        Ok((summary, trail))
     }
 }
 

@@ -118,7 +118,7 @@ impl Ledger {
 
     /// `sources` merged into a new run, rewound for reading.
     fn write_run(&self, sources: Vec<Source>) -> Result<File> {
-        crate::store::atomic::create_dir_all(&self.dir)?;
+        crate::store::atomic::create_private_dir_all(&self.dir)?;
         let file = tempfile::tempfile_in(&self.dir).map_err(|e| self.error(e))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         merge(sources, &mut |entry| {
