@@ -51,6 +51,14 @@ pub fn plan_json(plan: &Plan) -> Json {
     if !plan.allowed_growth.is_empty() {
         object["allowed_growth"] = json!(plan.allowed_growth);
     }
+    if !plan.added_columns.is_empty() {
+        let added: Vec<Json> = plan
+            .added_columns
+            .iter()
+            .map(|(name, ty)| json!({"name": name, "type": ty.name()}))
+            .collect();
+        object["added_columns"] = json!(added);
+    }
     // The quarantine holds every finding; the plan shows the first, as rejects.jsonl
     // words them (`file` and `line` within it for a set, §11.4).
     let findings: Vec<RejectRecord> = plan
@@ -182,6 +190,9 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
     if !c.by_rule.is_empty() {
         out.push_str(&format!("by rule: {}\n", inert(&c.rules_text())));
     }
+    if let Some(added) = plan.added_text() {
+        out.push_str(&format!("{}\n", inert(&added)));
+    }
     for date in &plan.dates {
         let before = match (&date.rows_before, &date.owner_before) {
             (None, _) => "new date".to_owned(),
@@ -244,6 +255,7 @@ mod tests {
             findings: Vec::new(),
             spilled: None,
             parts: Vec::new(),
+            added_columns: Vec::new(),
         }
     }
 

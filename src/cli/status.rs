@@ -35,6 +35,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             .or_insert_with(|| state::owner_parts(config, owner));
     }
     let parts_of = |o: &Owner| parts.get(&key(o)).filter(|p| !p.is_empty());
+    let added = crate::land::columns::history(config)?; // §1.1
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -58,6 +59,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             "table_format": format,
             "table_version": version.flatten(),
             "dates": dates,
+            "added_columns": added,
         });
         emit(&object.to_string())?;
         return Ok(exit::SUCCESS);
@@ -103,6 +105,16 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     }
     for (owner, parts) in sets {
         emit(&parts_text(owner, parts))?;
+    }
+    for column in &added {
+        emit(&format!(
+            "column {} ({})  added by {} ({}) at {}",
+            inert(&column.name),
+            column.ty,
+            inert(&column.input_name),
+            short(&column.input_sha256),
+            column.added_at
+        ))?;
     }
     Ok(exit::SUCCESS)
 }

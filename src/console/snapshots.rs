@@ -452,6 +452,7 @@ fn a_plan_refused_before_the_row_work() {
         findings: ranked.findings.clone(),
         spilled: None,
         parts: Vec::new(),
+        added_columns: Vec::new(),
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
     c.step(Msg::Resize(140, 45));

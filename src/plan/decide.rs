@@ -106,6 +106,7 @@ pub fn decide(
         findings: Vec::new(),
         spilled: None,
         parts: census.parts.clone(),
+        added_columns: Vec::new(), // the run's schema is the caller's: land::columns
     };
     if is_skip(&owner, policy, published) {
         plan.action = Action::Skip;
