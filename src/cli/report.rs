@@ -68,6 +68,14 @@ pub fn plan_json(plan: &Plan) -> Json {
     // The input's standing since its landing (§5.4), and whether this relands it.
     object["landed"] = json!(plan.landed);
     object["reland"] = json!(plan.reland);
+    if !plan.added_columns.is_empty() {
+        let added: Vec<Json> = plan
+            .added_columns
+            .iter()
+            .map(|(name, ty)| json!({"name": name, "type": ty.name()}))
+            .collect();
+        object["added_columns"] = json!(added);
+    }
     // The quarantine holds every finding; the plan shows the first, as rejects.jsonl
     // words them (`file` and `line` within it for a set, §11.4).
     let findings: Vec<RejectRecord> = plan
@@ -206,6 +214,9 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
     if !c.by_rule.is_empty() {
         out.push_str(&format!("by rule: {}\n", inert(&c.rules_text())));
     }
+    if let Some(added) = plan.added_text() {
+        out.push_str(&format!("{}\n", inert(&added)));
+    }
     for date in &plan.dates {
         let before = match (&date.rows_before, &date.owner_before) {
             (None, _) => "new date".to_owned(),
@@ -306,6 +317,7 @@ mod tests {
             run_id: String::new(),
             landed: None,
             reland: false,
+            added_columns: Vec::new(),
         }
     }
 

@@ -45,6 +45,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
             (c, standing)
         })
         .collect();
+    let added = crate::land::columns::history(config)?; // §1.1
     if json {
         let dates: Vec<serde_json::Value> = published
             .dates
@@ -75,6 +76,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                 "input_sha256": c.input_sha256,
                 "landed": landed,
             })).collect::<Vec<_>>(),
+            "added_columns": added,
         });
         emit(&object.to_string())?;
         return Ok(exit::SUCCESS);
@@ -120,6 +122,16 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     }
     for (owner, parts) in sets {
         emit(&parts_text(owner, parts))?;
+    }
+    for column in &added {
+        emit(&format!(
+            "column {} ({})  added by {} ({}) at {}",
+            inert(&column.name),
+            column.ty,
+            inert(&column.input_name),
+            short(&column.input_sha256),
+            column.added_at
+        ))?;
     }
     emit(&inputs_text(&inputs))?;
     if fresh.max_silence.is_some() || fresh.last_publish.is_some() {

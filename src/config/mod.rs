@@ -469,9 +469,10 @@ fn validate_schema(raw: RawSchema) -> std::result::Result<(Schema, Mostly), Stri
         "breach" => UnknownFields::Breach,
         "reject" => UnknownFields::Reject,
         "rescue" => UnknownFields::Rescue,
+        "add" => UnknownFields::Add,
         other => {
             return Err(format!(
-                "schema.unknown_fields = {other:?}; use \"breach\", \"reject\" or \"rescue\""
+                "schema.unknown_fields = {other:?}; use \"breach\", \"reject\", \"add\" or \"rescue\""
             ));
         }
     };

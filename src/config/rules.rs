@@ -76,6 +76,7 @@ fn one_of(at: &str, ty: FieldType, values: &[toml::Value]) -> std::result::Resul
         FieldType::Timestamp => Err(format!(
             "{at}: a timestamp field takes min and max, not one_of"
         )),
+        FieldType::Float | FieldType::Bool => Err(format!("{at}: a {ty} field takes no rules")),
     }
 }
 
@@ -90,5 +91,8 @@ fn bound(at: &str, ty: FieldType, value: &toml::Value) -> std::result::Result<Bo
             "{at} must be a string: an RFC 3339 instant or \"now+10m\""
         )),
         (FieldType::String, _) => Err(format!("{at}: a string field takes one_of, not min or max")),
+        (FieldType::Float | FieldType::Bool, _) => {
+            Err(format!("{at}: a {ty} field takes no rules"))
+        }
     }
 }

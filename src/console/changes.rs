@@ -87,6 +87,11 @@ fn encode_value(value: &Value, arena: &mut Vec<u8>) {
             arena.push(3);
             arena.extend_from_slice(&instant.micros().to_le_bytes());
         }
+        Value::Float(bits) => {
+            arena.push(4);
+            arena.extend_from_slice(&bits.to_le_bytes());
+        }
+        Value::Bool(b) => arena.push(if *b { 6 } else { 5 }),
     }
 }
 
@@ -105,6 +110,9 @@ fn decode_value(bytes: &[u8], at: &mut usize) -> Value {
             Value::Str(String::from_utf8_lossy(take(len as usize)).as_ref().into())
         }
         Some(3) => Value::Ts(crate::contract::Instant::from_micros(word(take(8)))),
+        Some(4) => Value::Float(word(take(8)) as u64),
+        Some(5) => Value::Bool(false),
+        Some(6) => Value::Bool(true),
         _ => Value::Null,
     }
 }

@@ -23,9 +23,17 @@ pub enum Value {
     /// Inline (no allocation) up to 24 bytes.
     Str(compact_str::CompactString),
     Ts(Instant),
+    /// An f64 by its bits, so values stay `Eq` and `Hash` (JSON has no NaN).
+    Float(u64),
+    Bool(bool),
 }
 
 impl Value {
+    /// A float value.
+    pub fn float(x: f64) -> Value {
+        Value::Float(x.to_bits())
+    }
+
     /// The value as text for reports and the console: a key, an event id.
     pub fn display(&self) -> String {
         match self {
@@ -33,6 +41,8 @@ impl Value {
             Value::Int(n) => n.to_string(),
             Value::Str(s) => s.to_string(),
             Value::Ts(t) => t.to_string(),
+            Value::Float(bits) => f64::from_bits(*bits).to_string(),
+            Value::Bool(b) => b.to_string(),
         }
     }
 
@@ -152,6 +162,8 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
         match schema.unknown_fields {
             UnknownFields::Breach => return Outcome::Breach(unknown),
             UnknownFields::Reject => return Outcome::Rejected(unknown),
+            // A field that could be added already is (`crate::contract::added`).
+            UnknownFields::Add => return Outcome::Breach(unknown),
             UnknownFields::Rescue => {}
         }
     }
@@ -185,6 +197,10 @@ fn classify_members(members: &json::Members<'_>, schema: &Schema) -> Outcome {
                 stamps.push((index, s));
                 Value::Null
             }),
+            FieldType::Float => float_value(value).map(Value::float),
+            FieldType::Bool => {
+                (value.kind() == Kind::Bool).then(|| Value::Bool(value.get() == "true"))
+            }
         };
         match typed {
             Some(v) => values.push(v),
@@ -275,6 +291,15 @@ fn reject(reason: LineReason, field: Option<String>, event_id: Option<String>) -
 fn int_value(raw: &Raw<'_>) -> Option<i64> {
     match raw.kind() {
         Kind::Number { integer: true } => raw.get().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A JSON number with a fraction or exponent that is a finite f64; an integer is an
+/// int, another type (§1.1).
+fn float_value(raw: &Raw<'_>) -> Option<f64> {
+    match raw.kind() {
+        Kind::Number { integer: false } => raw.get().parse().ok().filter(|x: &f64| x.is_finite()),
         _ => None,
     }
 }

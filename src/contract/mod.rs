@@ -8,7 +8,9 @@
 //! - [`row`]: the compact encoding of accepted records for the hot path.
 //! - [`schema`]: the declared fields and their roles.
 //! - [`rules`]: value rules on declared fields (§1.2).
+//! - [`added`]: the columns an input adds under `unknown_fields = "add"` (§1.1).
 
+pub mod added;
 pub mod classify;
 pub mod fast;
 pub mod json;

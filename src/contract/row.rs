@@ -4,7 +4,8 @@
 //!
 //! Fields follow in declared order, each a tag byte and its payload:
 //! `0` null · `1` int (i64 LE) · `2` string (u32 LE length, UTF-8 bytes) ·
-//! `3` timestamp (i64 LE seconds, u32 LE nanoseconds).
+//! `3` timestamp (i64 LE seconds, u32 LE nanoseconds) · `4` float (f64 bits, u64 LE) ·
+//! `5` false · `6` true.
 //!
 //! The encoding is canonical: two records are equal exactly when their encodings are, and
 //! two values are equal exactly when their field encodings are. So a record's fingerprint
@@ -19,6 +20,9 @@ const NULL: u8 = 0;
 const INT: u8 = 1;
 const STR: u8 = 2;
 const TS: u8 = 3;
+const FLOAT: u8 = 4;
+const FALSE: u8 = 5;
+const TRUE: u8 = 6;
 
 /// Appends `value`'s encoding to `out`.
 pub fn push_value(out: &mut Vec<u8>, value: &Value) {
@@ -27,6 +31,11 @@ pub fn push_value(out: &mut Vec<u8>, value: &Value) {
         Value::Int(n) => push_int(out, *n),
         Value::Str(s) => push_str(out, s.as_bytes()),
         Value::Ts(t) => push_ts(out, *t),
+        Value::Float(bits) => {
+            out.push(FLOAT);
+            out.extend_from_slice(&bits.to_le_bytes());
+        }
+        Value::Bool(b) => out.push(if *b { TRUE } else { FALSE }),
     }
 }
 
@@ -60,7 +69,7 @@ pub fn push_record(out: &mut Vec<u8>, record: &Record) {
 /// The encoded length of the field that starts `bytes`.
 pub fn field_len(bytes: &[u8]) -> usize {
     match bytes[0] {
-        INT => 9,
+        INT | FLOAT => 9,
         STR => 5 + u32::from_le_bytes(array(&bytes[1..])) as usize,
         TS => 13,
         _ => 1,
@@ -105,6 +114,9 @@ pub fn decode_value(field: &[u8]) -> Value {
             i64::from_le_bytes(array(&field[1..])),
             u32::from_le_bytes(array(&field[9..])),
         )),
+        FLOAT => Value::Float(u64::from_le_bytes(array(&field[1..]))),
+        FALSE => Value::Bool(false),
+        TRUE => Value::Bool(true),
         _ => Value::Null,
     }
 }
@@ -112,6 +124,20 @@ pub fn decode_value(field: &[u8]) -> Value {
 /// The integer an encoded field holds, if it is an int.
 pub fn int(field: &[u8]) -> Option<i64> {
     (field[0] == INT).then(|| i64::from_le_bytes(array(&field[1..])))
+}
+
+/// The float an encoded field holds, if it is a float.
+pub fn float(field: &[u8]) -> Option<f64> {
+    (field[0] == FLOAT).then(|| f64::from_bits(u64::from_le_bytes(array(&field[1..]))))
+}
+
+/// The boolean an encoded field holds, if it is a bool.
+pub fn boolean(field: &[u8]) -> Option<bool> {
+    match field[0] {
+        TRUE => Some(true),
+        FALSE => Some(false),
+        _ => None,
+    }
 }
 
 /// The text an encoded field holds, if it is a string.
@@ -162,6 +188,8 @@ mod tests {
         prop_oneof![
             Just(Value::Null),
             any::<i64>().prop_map(Value::Int),
+            any::<f64>().prop_map(Value::float),
+            any::<bool>().prop_map(Value::Bool),
             ".{0,40}".prop_map(|s| Value::Str(s.into())),
             (any::<i64>(), 0u32..1_000_000_000)
                 .prop_map(|(s, n)| Value::Ts(Instant::from_parts(s, n))),

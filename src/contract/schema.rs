@@ -18,6 +18,11 @@ pub enum FieldType {
     Int,
     /// A JSON string holding an RFC 3339 instant with an offset.
     Timestamp,
+    /// A JSON number with a fraction or exponent, as f64; only a column added by
+    /// `unknown_fields = "add"` has it (§1.1).
+    Float,
+    /// `true` or `false`; only a column added by `unknown_fields = "add"` has it (§1.1).
+    Bool,
 }
 
 impl FieldType {
@@ -27,7 +32,24 @@ impl FieldType {
             FieldType::String => "string",
             FieldType::Int => "int",
             FieldType::Timestamp => "timestamp",
+            FieldType::Float => "float",
+            FieldType::Bool => "bool",
         }
+    }
+}
+
+impl FieldType {
+    /// The type a config or the lake's schema history names.
+    pub fn parse(name: &str) -> Option<FieldType> {
+        [
+            FieldType::String,
+            FieldType::Int,
+            FieldType::Timestamp,
+            FieldType::Float,
+            FieldType::Bool,
+        ]
+        .into_iter()
+        .find(|ty| ty.name() == name)
     }
 }
 
@@ -45,6 +67,8 @@ pub struct Field {
     pub required: bool,
     /// Value rules (§1.2), when the field has any.
     pub rules: Option<Box<FieldRules>>,
+    /// A column a landing added (`unknown_fields = "add"`, §1.1), not the config.
+    pub added: bool,
     /// `name` has no quote, backslash or control character: JSON writes it as itself.
     plain: bool,
     /// `"name":`, how compact JSON starts this member, when `plain` (else empty).
@@ -64,6 +88,7 @@ impl Field {
             ty,
             required,
             rules: None,
+            added: false,
             plain,
             compact,
         }
@@ -91,6 +116,9 @@ pub enum UnknownFields {
     Reject,
     /// Kept, as one JSON object a row, in the schema's rescue column (§1.1).
     Rescue,
+    /// A field of one JSON type across the input becomes a new nullable column (§1.1);
+    /// one that cannot (an object, an array, only nulls) refuses the file.
+    Add,
 }
 
 /// The validated schema: field roles are indexes into `fields`.
@@ -130,6 +158,15 @@ impl Schema {
     /// The index of the declared field called `name`.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// Appends a nullable column the lake added (§1.1), unless a field has that name.
+    pub fn add_column(&mut self, name: &str, ty: FieldType) {
+        if self.index_of(name).is_none() {
+            let mut field = Field::new(name.to_owned(), ty, false);
+            field.added = true;
+            self.fields.push(field);
+        }
     }
 
     /// The index of the field a line's member `name` fills: a declared field, never the

@@ -36,6 +36,8 @@ pub fn value(v: &Value) -> Json {
         Value::Int(n) => json!(n),
         Value::Str(s) => json!(s.as_str()),
         Value::Ts(_) => json!(text(v)),
+        Value::Float(bits) => json!(f64::from_bits(*bits)),
+        Value::Bool(b) => json!(b),
     }
 }
 
@@ -49,6 +51,7 @@ pub fn text(v: &Value) -> String {
             let full = instant.to_string(); // nanoseconds: cut to the published microseconds
             format!("{}Z", &full[..full.len().saturating_sub(4)])
         }
+        Value::Float(_) | Value::Bool(_) => v.display(),
     }
 }
 

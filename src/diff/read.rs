@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use arrow_array::{
-    Array, Int64Array, RecordBatch, RecordBatchReader, StringArray, TimestampMicrosecondArray,
+    Array, BooleanArray, Float64Array, Int64Array, RecordBatch, RecordBatchReader, StringArray,
+    TimestampMicrosecondArray,
 };
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
@@ -116,6 +117,10 @@ fn record(schema: &Schema, columns: &[Option<usize>], batch: &RecordBatch, row: 
             Value::Str(texts.value(row).into())
         } else if let Some(us) = any.downcast_ref::<TimestampMicrosecondArray>() {
             Value::Ts(Instant::from_micros(us.value(row)))
+        } else if let Some(xs) = any.downcast_ref::<Float64Array>() {
+            Value::float(xs.value(row))
+        } else if let Some(bs) = any.downcast_ref::<BooleanArray>() {
+            Value::Bool(bs.value(row))
         } else {
             Value::Null
         };

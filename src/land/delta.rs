@@ -215,7 +215,8 @@ impl Table {
             )));
         }
         let wanted = table_schema(config)?;
-        if snapshot.schema().as_ref() != &wanted {
+        let history = crate::land::columns::history(config)?;
+        if !evolves_to(snapshot.schema().as_ref(), &wanted, config, &history) {
             return Err(self.not_ours(format!(
                 "its schema ({}) is not the config's ({wanted})",
                 snapshot.schema()
@@ -362,9 +363,15 @@ impl Table {
                 }
             }
             Some(snapshot) => {
-                let mut txn = snapshot
-                    .clone()
-                    .update_table(UpdateTableOperation::Write, engine_info, true)
+                let mut builder =
+                    snapshot
+                        .clone()
+                        .update_table(UpdateTableOperation::Write, engine_info, true);
+                // §1.1: the columns this landing adds, in the same commit as its files.
+                for column in new_columns(snapshot.schema().as_ref(), config)? {
+                    builder = builder.add_column(column);
+                }
+                let mut txn = builder
                     .with_operation_parameters(parameters)
                     .with_operation_metrics(metrics)
                     .build(engine, Box::new(FileSystemCommitter::new()))
@@ -459,6 +466,8 @@ pub fn table_schema(config: &Config) -> Result<StructType> {
                 FieldType::String => DataType::STRING,
                 FieldType::Int => DataType::LONG,
                 FieldType::Timestamp => DataType::TIMESTAMP,
+                FieldType::Float => DataType::DOUBLE,
+                FieldType::Bool => DataType::BOOLEAN,
             };
             StructField::nullable(f.name.clone(), ty)
         })
@@ -468,6 +477,41 @@ pub fn table_schema(config: &Config) -> Result<StructType> {
         path: config.path.clone(),
         message: format!("the schema cannot be a Delta table's: {e}"),
     })
+}
+
+/// Whether a table of schema `table` is this product's as `wanted` (the config's
+/// [`table_schema`]) says, up to the added columns (§1.1) it does not have yet: the same
+/// columns, by name and type, in any order. A column the lake added that this config's
+/// schema lacks (a caller that reads without landing) is the table's too.
+fn evolves_to(
+    table: &StructType,
+    wanted: &StructType,
+    config: &Config,
+    history: &[crate::land::columns::AddedColumn],
+) -> bool {
+    let lake = |f: &StructField| history.iter().any(|c| c.name == f.name().as_str());
+    let added = |name: &str| {
+        config
+            .schema
+            .fields
+            .iter()
+            .any(|f| f.added && f.name == name)
+    };
+    table
+        .fields()
+        .all(|f| wanted.field(f.name()).map_or(lake(f), |w| w == f))
+        && wanted
+            .fields()
+            .all(|w| table.field(w.name()).is_some() || added(w.name()))
+}
+
+/// The config's added columns (§1.1) that the table `table` does not have yet.
+fn new_columns(table: &StructType, config: &Config) -> Result<Vec<StructField>> {
+    Ok(table_schema(config)?
+        .fields()
+        .filter(|w| table.field(w.name()).is_none())
+        .cloned()
+        .collect())
 }
 
 /// The `add` rows of `files`, as the kernel's `add_files_schema` wants them: path,

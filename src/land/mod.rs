@@ -7,6 +7,7 @@
 //! [`run`] is the whole landing, top to bottom in the contract's order, publishing
 //! through [`root::PublishRoot`] (hive folders or a Delta table, one interface).
 
+pub mod columns;
 pub mod commit;
 pub mod delta;
 pub mod delta_pending;
@@ -75,7 +76,10 @@ pub fn plan_input(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
     let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
-    plan_with_manifest(config, engine, path, options, progress).map(|(plan, _, _)| plan)
+    let (config, added) = &columns::evolve(config, path)?; // §1.1
+    let (mut plan, _, _) = plan_with_manifest(config, engine, path, options, progress)?;
+    plan.added_columns = announced(&plan, added);
+    Ok(plan)
 }
 
 /// [`plan_input`], also returning the manifest the plan was decided against (a run holds
@@ -137,7 +141,9 @@ pub fn run(
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
+    let (config, added) = &columns::evolve(config, path)?; // §1.1: under the lock
     let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    plan.added_columns = announced(&plan, added);
     plan.run_id = new_run_id();
     let now = timestamp_now();
     let (status, publication) = match plan.action {
@@ -150,6 +156,7 @@ pub fn run(
             quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
             failpoint::hit("after_quarantine");
             owner::claim(config)?;
+            columns::record(config, &plan, &now)?; // §1.1, before the lake carries them
             let published = root.publish(config, engine, &plan, manifest, &now, progress)?; // §6.2–6.4
             (RunStatus::Published, Some(published))
         }
@@ -168,6 +175,17 @@ pub fn run(
         plan,
         duration_ms,
     })
+}
+
+/// The columns a plan announces it adds: none when it skips (nothing lands).
+fn announced(
+    plan: &Plan,
+    added: &[(String, crate::contract::FieldType)],
+) -> Vec<(String, crate::contract::FieldType)> {
+    match plan.action {
+        Action::Skip => Vec::new(),
+        _ => added.to_vec(),
+    }
 }
 
 /// Only closed inputs land: a temporary name means the producer may still be writing, and

@@ -122,6 +122,7 @@ pub fn skip(policy: &Policy, checkpoint: &Checkpoint, published: &Published) -> 
         landed: Some(standing),
         reland: false,
         run_id: String::new(),
+        added_columns: Vec::new(),
     }
 }
 
@@ -189,6 +190,7 @@ pub fn decide(
         run_id: String::new(),
         reland: standing.is_some(),
         landed: standing,
+        added_columns: Vec::new(), // the run's schema is the caller's: land::columns
     };
     let shrinking: Vec<_> = plan
         .dates

@@ -246,9 +246,21 @@ pub struct Plan {
     /// The operator asked to land these landed bytes again (`--reland`, the console's
     /// rerun): the plan is a new input's, under every guard.
     pub reland: bool,
+    /// The new columns the input adds (`unknown_fields = "add"`, §1.1), in order.
+    pub added_columns: Vec<(String, crate::contract::FieldType)>,
 }
 
 impl Plan {
+    /// "adds column `eta_minutes` (int), column `x` (bool)", when the input adds any.
+    pub fn added_text(&self) -> Option<String> {
+        let each: Vec<String> = self
+            .added_columns
+            .iter()
+            .map(|(name, ty)| format!("column `{name}` ({ty})"))
+            .collect();
+        (!each.is_empty()).then(|| format!("adds {}", each.join(", ")))
+    }
+
     /// Where the input's line `line` is, as an operator reads it: `part:line` in a set,
     /// the line alone in a file (§11.4).
     pub fn line_ref(&self, line: u64) -> String {

@@ -75,6 +75,8 @@ pub fn read_records<R: parquet::file::reader::ChunkReader + 'static>(
                 Field::Long(n) => Value::Int(*n),
                 Field::TimestampMicros(us) => Value::Ts(crate::contract::Instant::from_micros(*us)),
                 Field::Str(s) => Value::Str(s.as_str().into()),
+                Field::Double(x) => Value::float(*x),
+                Field::Bool(b) => Value::Bool(*b),
                 _ => Value::Null,
             };
         }

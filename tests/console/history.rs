@@ -68,6 +68,7 @@ fn text(value: &Value) -> Option<String> {
         Value::Int(n) => Some(n.to_string()),
         Value::Str(s) => Some(s.to_string()),
         Value::Ts(instant) => Some(instant.micros().to_string()),
+        Value::Float(_) | Value::Bool(_) => Some(value.display()),
     }
 }
 

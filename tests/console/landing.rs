@@ -192,6 +192,34 @@ fn the_plan_tab_counts_broken_rules_without_their_values() {
     assert!(!screen.contains(case.secret), "{screen}");
 }
 
+/// §1.1 on the Plan tab and in the run's confirmation: the column an input adds.
+#[test]
+fn the_plan_tab_and_the_confirmation_name_an_added_column() {
+    let mut p = Product::samples_edited(
+        "",
+        ("unknown_fields = \"breach\"", "unknown_fields = \"add\""),
+    );
+    let line = r#"{"event_id":"e9","order_id":109,"status":"PAID","updated_at":"2024-03-05T10:00:00Z","eta_minutes":12}"#;
+    fixture::write_input(
+        p.folder.path(),
+        "05-eta.jsonl",
+        format!("{line}\n").as_bytes(),
+        9,
+    );
+    p.step_and_draw(Intent::Reload);
+    p.select("05-eta.jsonl");
+    let screen = p.step_and_draw(Intent::Open);
+    assert!(
+        screen.contains("adds column `eta_minutes` (int)"),
+        "{screen}"
+    );
+    let screen = p.step_and_draw(Intent::Run);
+    assert!(
+        screen.contains("adds column `eta_minutes` (int)"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn restore_brings_back_the_trash_generation() {
     let mut p = Product::late_fix_selected();

@@ -8,6 +8,7 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod add;
 mod classification;
 mod cli;
 mod decision;

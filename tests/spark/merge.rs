@@ -88,6 +88,9 @@ fn literal(value: &Value, ty: FieldType) -> String {
             format!("CAST(X'{hex}' AS STRING)")
         }
         (Value::Ts(t), _) => format!("TIMESTAMP_MICROS({})", t.micros()),
+        (Value::Null, FieldType::Float) => "CAST(NULL AS DOUBLE)".into(),
+        (Value::Null, FieldType::Bool) => "CAST(NULL AS BOOLEAN)".into(),
+        (Value::Float(_) | Value::Bool(_), _) => value.display(),
     }
 }
 
@@ -153,6 +156,7 @@ fn local_row(record: &[Value], schema: &Schema) -> Row {
             Value::Int(n) => n.to_string(),
             Value::Str(s) => s.to_string(),
             Value::Ts(t) => t.micros().to_string(),
+            Value::Float(_) | Value::Bool(_) => value.display(),
         };
         row.insert(field.name.clone(), text);
     }

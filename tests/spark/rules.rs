@@ -132,3 +132,54 @@ fn a_doubled_day_refuses_growth_on_spark() {
     assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
     assert_eq!(product.rows("2024-03-01").len(), 4);
 }
+
+/// `unknown_fields = "add"` (§1.1): the driver finds and types the new columns, the
+/// handoff carries them, Spark ranks, merges and writes them; both engines publish the
+/// same rows, hive and Delta, replace and merge (old rows of a rewritten date: null).
+#[test]
+fn both_engines_publish_the_same_added_columns() {
+    let _server = engines::server();
+    let old =
+        r#"{"event_id":"e1","order_id":101,"status":"PAID","updated_at":"2024-03-01T10:00:00Z"}"#;
+    let new = [
+        r#"{"event_id":"e2","order_id":201,"status":"PAID","updated_at":"2024-03-01T11:00:00Z","eta_minutes":12,"ratio":0.5,"late":true,"promised_at":"2024-03-02T11:00:00+01:00"}"#,
+        r#"{"event_id":"e3","order_id":202,"status":"PAID","updated_at":"2024-03-01T11:05:00Z","eta_minutes":"soon","ratio":1e0,"late":false}"#,
+    ];
+    for (format, mode) in [("hive", "merge"), ("delta", "replace"), ("hive", "replace")] {
+        let config = format!(
+            "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"{format}\"\n\
+             write_mode = \"{mode}\"\n{}",
+            crate::kit::schema().replace("unknown_fields = \"breach\"", "unknown_fields = \"add\"")
+        );
+        let (local, on_spark) = (Product::with_config(&config), Product::with_config(&config));
+        for p in [&local, &on_spark] {
+            assert_eq!(p.run_json(&p.input("a.jsonl", &[old])).code, 0);
+        }
+        let a = local.run_json(&local.input("b.jsonl", &new));
+        let b = spark(&on_spark, &on_spark.input("b.jsonl", &new));
+        assert_eq!(
+            (a.code, b.code),
+            (0, 0),
+            "{format}: {}{}",
+            b.stdout,
+            b.stderr
+        );
+        assert_eq!(agreed(&a.json()), agreed(&b.json()), "{format} {mode}");
+        assert_eq!(b.json()["added_columns"].as_array().map(Vec::len), Some(4));
+        assert_eq!(b.json()["findings"][0]["reason"], "bad_type");
+        let rows = |p: &Product| {
+            let mut rows = crate::kit::read_rows(&p.publish.join("event_date=2024-03-01"));
+            rows.sort();
+            rows
+        };
+        let published = rows(&on_spark);
+        assert_eq!(rows(&local), published, "{format} {mode}");
+        assert!(
+            published
+                .iter()
+                .any(|r| r.get("eta_minutes").map(String::as_str) == Some("12")
+                    && r.get("late").map(String::as_str) == Some("Bool(true)")),
+            "{format} {mode}: {published:?}"
+        );
+    }
+}

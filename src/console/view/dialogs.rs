@@ -114,6 +114,13 @@ fn confirm_run(app: &App, plan: &Plan) -> (String, Vec<Line<'static>>) {
                 t.text,
             )];
             lines.extend(dates(app, plan, "→"));
+            if let Some(added) = plan.added_text() {
+                // §1.1: the lake's schema grows, and keeps the column from now on.
+                lines.push(Line::from(vec![
+                    text(&added, t.warning),
+                    Span::styled(" to the lake's schema, for good.", t.warning),
+                ]));
+            }
             lines.push(Line::styled(format!("Quarantine ({}), the partitions, the manifest and the checkpoint are written; the replaced generations go to the trash for restore.", quarantine_path(app, plan)), t.muted));
             lines.push(Line::default());
             lines.push(answer(app, "y", "land it", "n / Esc", "cancel"));

@@ -344,6 +344,9 @@ fn plan_body(app: &App, plan: &Plan, width: usize) -> Vec<Line<'static>> {
             text(&c.rules_text(), t.rejected),
         ]));
     }
+    if let Some(added) = plan.added_text() {
+        lines.push(Line::from(vec![Span::raw("  "), text(&added, t.text)]));
+    }
     lines
 }
 

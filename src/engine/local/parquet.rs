@@ -16,7 +16,7 @@ use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Phy
 use parquet::column::writer::{
     ColumnCloseResult, ColumnWriter, get_column_writer, get_typed_column_writer_mut,
 };
-use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesPtr};
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
@@ -52,6 +52,8 @@ pub fn parquet_schema(schema: &Schema) -> Result<TypePtr> {
                     Physical::INT64,
                     Some(LogicalType::timestamp(true, TimeUnit::MICROS)),
                 ),
+                FieldType::Float => (Physical::DOUBLE, None),
+                FieldType::Bool => (Physical::BOOLEAN, None),
             };
             Type::primitive_type_builder(&field.name, physical)
                 .with_repetition(Repetition::OPTIONAL)
@@ -365,6 +367,8 @@ struct Buffers {
     ints: Vec<i64>,
     spans: Vec<Range<usize>>,
     strings: Vec<ByteArray>,
+    floats: Vec<f64>,
+    bools: Vec<bool>,
 }
 
 impl Buffers {
@@ -415,6 +419,32 @@ impl Buffers {
                 );
                 get_typed_column_writer_mut::<ByteArrayType>(writer).write_batch(
                     &self.strings,
+                    Some(&self.definition),
+                    None,
+                )?;
+            }
+            FieldType::Float => {
+                self.floats.clear();
+                for i in 0..block.len() {
+                    let f = located.field(block, i, index);
+                    self.definition.push(i16::from(!row::is_null(f)));
+                    self.floats.extend(row::float(f));
+                }
+                get_typed_column_writer_mut::<DoubleType>(writer).write_batch(
+                    &self.floats,
+                    Some(&self.definition),
+                    None,
+                )?;
+            }
+            FieldType::Bool => {
+                self.bools.clear();
+                for i in 0..block.len() {
+                    let f = located.field(block, i, index);
+                    self.definition.push(i16::from(!row::is_null(f)));
+                    self.bools.extend(row::boolean(f));
+                }
+                get_typed_column_writer_mut::<BoolType>(writer).write_batch(
+                    &self.bools,
                     Some(&self.definition),
                     None,
                 )?;

@@ -47,7 +47,9 @@ pub fn published_fields(
                     let (s, n) = instant(i);
                     format!("timestamp_micros({s} * 1000000 + {n} div 1000)")
                 }
-                FieldType::Int | FieldType::String => column(i),
+                FieldType::Int | FieldType::String | FieldType::Float | FieldType::Bool => {
+                    column(i)
+                }
             };
             format!("{value} AS {}", ident(&f.name))
         })
@@ -72,7 +74,9 @@ pub fn query(schema: &Schema, parsed: &str) -> String {
                 let (s, n) = instant(i);
                 format!("{secs} AS {s}, {nanos} AS {n}")
             }
-            FieldType::Int | FieldType::String => format!("f{i} AS {}", ident(&f.name)),
+            FieldType::Int | FieldType::String | FieldType::Float | FieldType::Bool => {
+                format!("f{i} AS {}", ident(&f.name))
+            }
         })
         .collect();
     let typed = format!(

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use arrow_array::builder::{BinaryBuilder, Int64Builder};
+use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder};
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray};
 use delta_kernel::arrow::datatypes::{DataType, Field as ArrowField, Schema as ArrowSchema};
 use parquet::arrow::ArrowWriter;
@@ -76,6 +76,12 @@ impl Columns {
             match field.ty {
                 FieldType::Int => fields.push(long(format!("f{i}"))),
                 FieldType::String => fields.push(ArrowField::new(format!("f{i}"), DataType::Utf8, true)),
+                FieldType::Float => {
+                    fields.push(ArrowField::new(format!("f{i}"), DataType::Float64, true))
+                }
+                FieldType::Bool => {
+                    fields.push(ArrowField::new(format!("f{i}"), DataType::Boolean, true))
+                }
                 FieldType::Timestamp => {
                     let (s, n) = instant_columns(i);
                     fields.push(long(s));
@@ -111,6 +117,8 @@ impl Columns {
                     FieldType::Int => Builder::Int(Int64Builder::new()),
                     FieldType::String => Builder::Str(BinaryBuilder::new()),
                     FieldType::Timestamp => Builder::Ts(Int64Builder::new(), Int64Builder::new()),
+                    FieldType::Float => Builder::Float(Float64Builder::new()),
+                    FieldType::Bool => Builder::Bool(BooleanBuilder::new()),
                 })
                 .collect(),
             schema: Arc::clone(&self.chunk),
@@ -132,6 +140,8 @@ enum Builder {
     /// them from checked UTF-8, and one check of the chunk costs less than one a value.
     Str(BinaryBuilder),
     Ts(Int64Builder, Int64Builder),
+    Float(Float64Builder),
+    Bool(BooleanBuilder),
 }
 
 /// Accepted records of one chunk, in line order.
@@ -186,6 +196,8 @@ impl ChunkRows {
                     s.append_option(instant.map(|t| t.secs()));
                     n.append_option(instant.map(|t| i64::from(t.nanos())));
                 }
+                Builder::Float(b) => b.append_option(row::float(field)),
+                Builder::Bool(b) => b.append_option(row::boolean(field)),
             }
         }
     }
@@ -210,6 +222,8 @@ impl ChunkRows {
                     columns.push(Arc::new(s.finish()));
                     columns.push(Arc::new(n.finish()));
                 }
+                Builder::Float(b) => columns.push(Arc::new(b.finish())),
+                Builder::Bool(b) => columns.push(Arc::new(b.finish())),
             }
         }
         let rows = RecordBatch::try_new(self.schema, columns).map_err(Error::internal)?;

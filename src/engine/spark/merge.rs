@@ -520,6 +520,8 @@ fn sql_type(ty: FieldType) -> &'static str {
         FieldType::Int => "BIGINT",
         FieldType::String => "STRING",
         FieldType::Timestamp => "TIMESTAMP",
+        FieldType::Float => "DOUBLE",
+        FieldType::Bool => "BOOLEAN",
     }
 }
 

@@ -1,0 +1,108 @@
+//! EFFECTS. The lake's schema history (CONTRACT.md §1.1): the columns landings added
+//! under `unknown_fields = "add"`, each with the landing that added it, kept in
+//! `columns.json` in the state root beside the manifest.
+//!
+//! [`evolve`] gives a run its schema: the config's, then every column the lake added
+//! (from then on a declared, nullable field of the lake, so a value of another type is
+//! `bad_type`), then, under `add`, the columns this input adds ([`Discovery`]).
+//! [`record`] writes the new ones down before the landing publishes: a crash between
+//! the two leaves a column the lake's next landing carries anyway.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::contract::added::Discovery;
+use crate::contract::{FieldType, LineBytes, UnknownFields};
+use crate::error::{Error, Result};
+use crate::input;
+use crate::plan::Plan;
+use crate::store::{atomic, state};
+
+/// One column a landing added.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddedColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The landing that added it: its input's name and SHA-256, and when.
+    pub input_name: String,
+    pub input_sha256: String,
+    pub added_at: String,
+}
+
+fn history_path(config: &Config) -> PathBuf {
+    config.state_root.join("columns.json")
+}
+
+/// The lake's added columns, oldest first; none when no landing added one.
+pub fn history(config: &Config) -> Result<Vec<AddedColumn>> {
+    let path = history_path(config);
+    match std::fs::read(&path) {
+        Ok(text) => serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
+            path,
+            detail: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::io(
+            &path,
+            "read the schema history",
+            "check its permissions",
+            e,
+        )),
+    }
+}
+
+/// The run's config: the lake's added columns declared, and under `add` the input's new
+/// ones (read once, before the engine's census), which the plan announces.
+pub fn evolve(config: &Config, path: &Path) -> Result<(Config, Vec<(String, FieldType)>)> {
+    let mut evolved = config.clone();
+    for column in history(config)? {
+        let ty = FieldType::parse(&column.ty).ok_or_else(|| Error::CorruptState {
+            path: history_path(config),
+            detail: format!("column {:?} has no type Wharf knows", column.name),
+        })?;
+        evolved.schema.add_column(&column.name, ty);
+    }
+    if config.schema.unknown_fields != UnknownFields::Add {
+        return Ok((evolved, Vec::new()));
+    }
+    let input = input::open(path, &config.set_marker)?;
+    let mut discovery = Discovery::default();
+    let schema = &evolved.schema;
+    input::scan_input(&input, config.max_line_bytes, &mut |_| true, |_, line| {
+        if let LineBytes::Kept(bytes) = line {
+            discovery.feed(bytes, schema);
+        }
+    })?;
+    let added = discovery.columns(&evolved.schema);
+    for (name, ty) in &added {
+        evolved.schema.add_column(name, *ty);
+    }
+    Ok((evolved, added))
+}
+
+/// Writes the plan's added columns into the history, once each, before it publishes.
+pub fn record(config: &Config, plan: &Plan, now: &str) -> Result<()> {
+    if plan.added_columns.is_empty() {
+        return Ok(());
+    }
+    let mut columns = history(config)?;
+    for (name, ty) in &plan.added_columns {
+        if columns.iter().all(|c| &c.name != name) {
+            columns.push(AddedColumn {
+                name: name.clone(),
+                ty: ty.name().to_owned(),
+                input_name: plan.input_name.clone(),
+                input_sha256: plan.input_sha256.clone(),
+                added_at: now.to_owned(),
+            });
+        }
+    }
+    atomic::write_atomic(
+        &history_path(config),
+        &state::pretty(&columns, "schema history")?,
+        0o644,
+    )
+}

@@ -1,0 +1,185 @@
+//! `unknown_fields = "add"` (CONTRACT.md §1.1) on the local engine, hive and Delta,
+//! replace and merge: a new field of one type becomes a nullable column, announced by the
+//! plan and kept in the lake's schema history; old dates read null, new ones the values;
+//! a value of another type is `bad_type`; a refused input changes no byte.
+
+use crate::kit::{Product, micros, schema};
+
+fn adding(format: &str, mode: &str) -> Product {
+    Product::with_config(&format!(
+        "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"{format}\"\n\
+         write_mode = \"{mode}\"\n{}",
+        schema().replace("unknown_fields = \"breach\"", "unknown_fields = \"add\"")
+    ))
+}
+
+const OLD: &str =
+    r#"{"event_id":"e1","order_id":101,"status":"PAID","updated_at":"2024-03-01T10:00:00Z"}"#;
+const NEW: [&str; 2] = [
+    r#"{"event_id":"e2","order_id":201,"status":"PAID","updated_at":"2024-03-02T10:00:00Z","eta_minutes":12,"ratio":0.5,"late":true,"promised_at":"2024-03-02T11:00:00+01:00"}"#,
+    r#"{"event_id":"e3","order_id":202,"status":"PAID","updated_at":"2024-03-02T10:05:00Z","eta_minutes":null,"ratio":1e0,"late":false}"#,
+];
+
+#[test]
+fn a_new_field_becomes_a_column_old_dates_null_new_dates_values() {
+    for format in ["hive", "delta"] {
+        let product = adding(format, "replace");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        let second = product.input("b.jsonl", &NEW);
+        let planned = product.wharf(&["plan", second.to_str().unwrap()]);
+        assert!(
+            planned
+                .stdout
+                .contains("adds column `eta_minutes` (int), column `ratio` (float), column `late` (bool), column `promised_at` (timestamp)"),
+            "{}",
+            planned.stdout
+        );
+        let ran = product.run_json(&second);
+        assert_eq!(ran.code, 0, "{format}: {}{}", ran.stdout, ran.stderr);
+        assert_eq!(ran.json()["added_columns"][0]["name"], "eta_minutes");
+        let old = product.rows("2024-03-01");
+        assert_eq!(old.len(), 1);
+        assert!(!old[0].contains_key("eta_minutes"), "{format}: {old:?}");
+        let new = product.rows("2024-03-02");
+        let got: Vec<[Option<&str>; 4]> = new
+            .iter()
+            .map(|r| {
+                ["eta_minutes", "ratio", "late", "promised_at"]
+                    .map(|c| r.get(c).map(String::as_str))
+            })
+            .collect();
+        let promised = micros("2024-03-02T10:00:00Z");
+        assert_eq!(
+            got,
+            [
+                [
+                    Some("12"),
+                    Some("Double(0.5)"),
+                    Some("Bool(true)"),
+                    Some(promised.as_str())
+                ],
+                [None, Some("Double(1.0)"), Some("Bool(false)"), None],
+            ],
+            "{format}"
+        );
+        // The schema history names the landing; status lists it.
+        let history = std::fs::read_to_string(product.state.join("columns.json")).unwrap();
+        assert!(
+            history.contains("\"eta_minutes\"") && history.contains("b.jsonl"),
+            "{history}"
+        );
+        let status = product.wharf(&["status"]).stdout;
+        assert!(
+            status.contains("column eta_minutes (int)  added by b.jsonl"),
+            "{status}"
+        );
+        if format == "delta" {
+            // The schema change and the files, one commit.
+            let log = std::fs::read_to_string(
+                product.publish.join("_delta_log/00000000000000000001.json"),
+            )
+            .unwrap();
+            assert!(
+                log.contains("metaData") && log.contains("eta_minutes"),
+                "{log}"
+            );
+            assert!(log.contains("\"add\""), "{log}");
+        }
+        // From now on a declared field: another type is bad_type, even without "add".
+        let other = product.input(
+            "c.jsonl",
+            &[&NEW[0]
+                .replace("e2", "e4")
+                .replace("\"eta_minutes\":12", "\"eta_minutes\":\"soon\"")],
+        );
+        let out = product.plan_json(&other).json();
+        assert_eq!(out["findings"][0]["reason"], "bad_type", "{out}");
+        assert_eq!(out["findings"][0]["field"], "eta_minutes", "{out}");
+    }
+}
+
+/// Two types in one input: `bad_type` on each line that disagrees with the first.
+#[test]
+fn two_types_in_one_input_are_bad_type_after_the_first() {
+    let product = adding("hive", "replace");
+    let soon = NEW[1].replace("\"eta_minutes\":null", "\"eta_minutes\":\"soon\"");
+    let out = product
+        .plan_json(&product.input("mixed.jsonl", &[NEW[0], &soon]))
+        .json();
+    assert_eq!(out["counts"]["rejected"], 1, "{out}");
+    assert_eq!(out["findings"][0]["line"], 2, "{out}");
+    assert_eq!(out["findings"][0]["reason"], "bad_type", "{out}");
+    assert_eq!(out["findings"][0]["field"], "eta_minutes", "{out}");
+}
+
+/// A refused input (a prohibited field; a nested unknown field) adds nothing anywhere.
+#[test]
+fn a_refused_input_changes_no_byte() {
+    for format in ["hive", "delta"] {
+        let product = adding(format, "merge");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        let before = crate::kit::tree(&product.publish);
+        let leaky = NEW[0].replace('}', r#","email":"a@example.com"}"#);
+        let nested = NEW[1].replace("\"late\":false", "\"app\":{\"v\":3}");
+        for (name, line, reason) in [
+            ("leaky.jsonl", leaky.as_str(), "prohibited_field"),
+            ("nested.jsonl", nested.as_str(), "unknown_field"),
+        ] {
+            let ran = product.run_json(&product.input(name, &[NEW[0], line]));
+            assert_eq!((ran.code, ran.json()["reason"].as_str()), (3, Some(reason)));
+            assert_eq!(
+                crate::kit::tree(&product.publish),
+                before,
+                "{format} {name}"
+            );
+            assert!(!product.state.join("columns.json").exists());
+        }
+    }
+}
+
+/// Merge mode carries the old rows of a date the new column's landing rewrites: null.
+#[test]
+fn merge_keeps_old_rows_of_a_rewritten_date_as_null() {
+    for format in ["hive", "delta"] {
+        let product = adding(format, "merge");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        let same_day = NEW[0].replace("2024-03-02T10:00:00Z", "2024-03-01T11:00:00Z");
+        let ran = product.run_json(&product.input("b.jsonl", &[&same_day]));
+        assert_eq!(ran.code, 0, "{format}: {}{}", ran.stdout, ran.stderr);
+        // A Delta table's removed files stay in the folder: read the version's files.
+        let rows = match format {
+            "delta" => delta_rows(&product),
+            _ => product.rows("2024-03-01"),
+        };
+        let eta: Vec<(String, Option<&str>)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r["order_id"].clone(),
+                    r.get("eta_minutes").map(String::as_str),
+                )
+            })
+            .collect();
+        assert_eq!(
+            eta,
+            [("101".into(), None), ("201".into(), Some("12"))],
+            "{format}"
+        );
+    }
+}
+
+/// The rows of the files the table's version 1 adds.
+fn delta_rows(product: &Product) -> Vec<std::collections::BTreeMap<String, String>> {
+    let log = std::fs::read_to_string(product.publish.join("_delta_log/00000000000000000001.json"))
+        .unwrap();
+    let mut rows = Vec::new();
+    for action in log.lines() {
+        let action: serde_json::Value = serde_json::from_str(action).unwrap();
+        if let Some(path) = action["add"]["path"].as_str() {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::copy(product.publish.join(path), dir.path().join("f.parquet")).unwrap();
+            rows.extend(crate::kit::read_rows(dir.path()));
+        }
+    }
+    rows
+}
