@@ -3,17 +3,16 @@
 # file without `eta_minutes`, then one with it (an int) under "add", into a hive lake
 # and a Delta table, with the wharf CLI; then DuckDB (union_by_name), polars, pyarrow and
 # PySpark (mergeSchema) read the hive lake, and deltalake, polars and DuckDB the table:
-# the old date reads null, the new one its values. Uses the venvs readers.sh and
-# delta_readers.sh create. Env: WHARF_BIN (default: cargo build).
+# the old date reads null, the new one its values. Uses (or makes) the venvs readers.sh
+# and delta_readers.sh use. Env: WHARF_BIN (default: cargo build).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-wharf="${WHARF_BIN:-}"
-[[ -n $wharf ]] || { (cd "$repo" && cargo build --quiet --bin wharf); wharf="${CARGO_TARGET_DIR:-$repo/target}/debug/wharf"; }
-if [[ -z "${JAVA_HOME:-}" ]] && command -v java >/dev/null; then
-    JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
-    export JAVA_HOME
-fi
+source "$here/lib.sh"
+wharf="$(wharf_bin)"
+readers_venv
+delta_readers_venv
+export_java_home
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 expected='["{\"event_date\": \"2024-03-01\", \"order_id\": 101, \"eta_minutes\": null}", "{\"event_date\": \"2024-03-02\", \"order_id\": 201, \"eta_minutes\": 12}", "{\"event_date\": \"2024-03-02\", \"order_id\": 202, \"eta_minutes\": null}"]'
 for format in hive delta; do

@@ -14,12 +14,9 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$here/.venv-delta"
-if ! "$venv/bin/python" -c "import deltalake, polars, pyarrow, duckdb, duckdb_extension_delta, duckdb_extension_httpfs" 2>/dev/null; then
-  "${PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/pip" install --quiet deltalake polars pyarrow duckdb==1.5.5 duckdb-extension-delta==1.5.5 duckdb-extension-httpfs==1.5.5
-fi
-wharf="${WHARF_BIN:-}"
-[[ -n $wharf ]] || { (cd "$repo" && cargo build --quiet --bin wharf); wharf="${CARGO_TARGET_DIR:-$repo/target}/debug/wharf"; }
+source "$here/lib.sh"
+delta_readers_venv
+wharf="$(wharf_bin)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 expected='["{\"event_date\": \"2024-03-01\", \"order_id\": 101, \"status\": \"PAID\"}", "{\"event_date\": \"2024-03-01\", \"order_id\": 102, \"status\": \"SHIPPED\"}", "{\"event_date\": \"2024-03-01\", \"order_id\": 103, \"status\": \"PENDING\"}"]'
 port="${WHARF_S3_PORT:-18300}"

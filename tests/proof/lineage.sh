@@ -13,19 +13,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$here/.venv-lineage"
 
-if [[ -z "${WHARF_BIN:-}" ]]; then
-    (cd "$repo" && cargo build --quiet --bin wharf)
-    target="${CARGO_TARGET_DIR:-target}"
-    [[ $target == /* ]] || target="$repo/$target"
-    WHARF_BIN="$target/debug/wharf"
-fi
-
-if ! "$venv/bin/python" -c "import openlineage.client" 2>/dev/null; then
-    echo "lineage.sh: creating $venv (openlineage-python)" >&2
-    "${PYTHON:-python3}" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    "$venv/bin/pip" install --quiet openlineage-python
-fi
+source "$here/lib.sh"
+WHARF_BIN="$(wharf_bin)"
+ensure_venv "$venv" openlineage.client openlineage-python
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -14,24 +14,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$here/.venv"
 
-if [[ -z "${WHARF_BIN:-}" ]]; then
-    (cd "$repo" && cargo build --quiet --bin wharf)
-    # Where cargo put it: CARGO_TARGET_DIR when set (relative to the repo, as cargo reads it).
-    target="${CARGO_TARGET_DIR:-target}"
-    [[ $target == /* ]] || target="$repo/$target"
-    WHARF_BIN="$target/debug/wharf"
-fi
-
-if ! "$venv/bin/python" -c "import duckdb, polars, pyarrow, pyspark" 2>/dev/null; then
-    echo "readers.sh: creating $venv (duckdb, polars, pyarrow, pyspark)" >&2
-    "${PYTHON:-python3}" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    "$venv/bin/pip" install --quiet duckdb polars pyarrow 'pyspark>=4'
-fi
-
-if [[ -z "${JAVA_HOME:-}" ]] && command -v java >/dev/null; then
-    JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
-    export JAVA_HOME
-fi
+source "$here/lib.sh"
+WHARF_BIN="$(wharf_bin)"
+readers_venv
+export_java_home
 
 exec "$venv/bin/python" "$here/readers.py" --wharf "$WHARF_BIN" "$@"
