@@ -131,11 +131,14 @@ pub fn evolve(config: &Config, path: &Path) -> Result<(Config, Vec<(String, Fiel
 }
 
 /// Writes the plan's added columns into the history, once each, before it publishes.
+/// A publish also writes down a history rebuilt with nothing in it, so later runs read
+/// the file rather than every footer of the lake again.
 pub fn record(config: &Config, plan: &Plan, now: &str) -> Result<()> {
-    if plan.added_columns.is_empty() {
-        return Ok(());
-    }
-    let mut columns = history(config)?;
+    let mut columns = match recorded(config)? {
+        Some(_) if plan.added_columns.is_empty() => return Ok(()),
+        Some(columns) => columns,
+        None => lake_columns::from_lake(config)?,
+    };
     for (name, ty) in &plan.added_columns {
         if columns.iter().all(|c| &c.name != name) {
             columns.push(AddedColumn {
