@@ -275,3 +275,20 @@ fn a_corrupt_schema_history_is_an_error() {
     assert_eq!(crate::kit::tree(&product.publish), before);
     assert_eq!(std::fs::read_to_string(&history).unwrap(), "[{");
 }
+
+/// A lake that never added a column gets an empty history written by its next publish,
+/// so later runs read the file, not every footer of the lake again.
+#[test]
+fn a_rebuilt_empty_history_is_written_down_by_a_publish() {
+    for format in ["hive", "delta"] {
+        let product = adding(format, "replace");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        std::fs::remove_dir_all(&product.state).unwrap();
+        let next = OLD.replace("e1", "e7").replace("2024-03-01", "2024-03-04");
+        let ran = product.run_json(&product.input("b.jsonl", &[&next]));
+        assert_eq!(ran.code, 0, "{format}: {}{}", ran.stdout, ran.stderr);
+        let history = std::fs::read_to_string(product.state.join("columns.json"));
+        assert_eq!(history.unwrap_or_default().trim(), "[]", "{format}");
+        assert_eq!(product.rows("2024-03-04").len(), 1, "{format}");
+    }
+}
