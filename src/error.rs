@@ -46,6 +46,13 @@ pub enum Error {
     )]
     CorruptState { path: PathBuf, detail: String },
 
+    /// The schema history (§1.1) exists but cannot be read: it is never guessed over.
+    #[error(
+        "schema history {path} is corrupt ({detail}); nothing was touched. Delete it: the \
+         next command rebuilds it from the lake"
+    )]
+    CorruptHistory { path: PathBuf, detail: String },
+
     /// Another process holds one of the product's locks: a run's (§5.2) or a watch's.
     #[error(
         "busy: another wharf process of this product holds {path}; nothing was touched. Retry when it ends"
@@ -117,6 +124,7 @@ impl Error {
             Error::Io { .. }
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
+            | Error::CorruptHistory { .. }
             | Error::Cancelled
             | Error::Engine { .. }
             | Error::Table { .. }

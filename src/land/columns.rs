@@ -6,7 +6,9 @@
 //! (from then on a declared, nullable field of the lake, so a value of another type is
 //! `bad_type`), then, under `add`, the columns this input adds ([`Discovery`]).
 //! [`record`] writes the new ones down before the landing publishes: a crash between
-//! the two leaves a column the lake's next landing carries anyway.
+//! the two leaves a column the lake's next landing carries anyway. The file only
+//! remembers what the lake carries: when it is gone, [`history`] rebuilds it from the
+//! lake ([`lake_columns`]) and [`restore`] writes it down again.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,8 @@ use crate::error::{Error, Result};
 use crate::input;
 use crate::plan::Plan;
 use crate::store::{atomic, state};
+
+use super::lake_columns;
 
 /// One column a landing added.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,15 +40,27 @@ fn history_path(config: &Config) -> PathBuf {
     config.state_root.join("columns.json")
 }
 
-/// The lake's added columns, oldest first; none when no landing added one.
+/// The lake's added columns, oldest first; none when no landing added one. When
+/// `columns.json` is gone they are rebuilt from the lake ([`lake_columns`]).
 pub fn history(config: &Config) -> Result<Vec<AddedColumn>> {
+    match recorded(config)? {
+        Some(columns) => Ok(columns),
+        None => lake_columns::from_lake(config),
+    }
+}
+
+/// The history as `columns.json` holds it, `None` when there is no such file. One that
+/// cannot be read is an error, never rebuilt over: a human deletes it to rebuild.
+pub fn recorded(config: &Config) -> Result<Option<Vec<AddedColumn>>> {
     let path = history_path(config);
     match std::fs::read(&path) {
-        Ok(text) => serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
-            path,
-            detail: e.to_string(),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Ok(text) => serde_json::from_slice(&text)
+            .map(Some)
+            .map_err(|e| Error::CorruptHistory {
+                path,
+                detail: e.to_string(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(
             &path,
             "read the schema history",
@@ -54,12 +70,43 @@ pub fn history(config: &Config) -> Result<Vec<AddedColumn>> {
     }
 }
 
+/// A landing's first step (under the lock): when `columns.json` is gone and the lake
+/// carries added columns, writes them down again and says so on stderr, once.
+pub fn restore(config: &Config) -> Result<()> {
+    if recorded(config)?.is_some() {
+        return Ok(());
+    }
+    let columns = lake_columns::from_lake(config)?;
+    if columns.is_empty() {
+        return Ok(());
+    }
+    write(config, &columns)?;
+    let names: Vec<String> = columns
+        .iter()
+        .map(|c| format!("{} ({})", c.name, c.ty))
+        .collect();
+    eprintln!(
+        "wharf: {} was missing; rebuilt the schema history from the lake: {}",
+        history_path(config).display(),
+        names.join(", ")
+    );
+    Ok(())
+}
+
+fn write(config: &Config, columns: &[AddedColumn]) -> Result<()> {
+    atomic::write_atomic(
+        &history_path(config),
+        &state::pretty(&columns, "schema history")?,
+        0o644,
+    )
+}
+
 /// The run's config: the lake's added columns declared, and under `add` the input's new
 /// ones (read once, before the engine's census), which the plan announces.
 pub fn evolve(config: &Config, path: &Path) -> Result<(Config, Vec<(String, FieldType)>)> {
     let mut evolved = config.clone();
     for column in history(config)? {
-        let ty = FieldType::parse(&column.ty).ok_or_else(|| Error::CorruptState {
+        let ty = FieldType::parse(&column.ty).ok_or_else(|| Error::CorruptHistory {
             path: history_path(config),
             detail: format!("column {:?} has no type Wharf knows", column.name),
         })?;
@@ -84,11 +131,14 @@ pub fn evolve(config: &Config, path: &Path) -> Result<(Config, Vec<(String, Fiel
 }
 
 /// Writes the plan's added columns into the history, once each, before it publishes.
+/// A publish also writes down a history rebuilt with nothing in it, so later runs read
+/// the file rather than every footer of the lake again.
 pub fn record(config: &Config, plan: &Plan, now: &str) -> Result<()> {
-    if plan.added_columns.is_empty() {
-        return Ok(());
-    }
-    let mut columns = history(config)?;
+    let mut columns = match recorded(config)? {
+        Some(_) if plan.added_columns.is_empty() => return Ok(()),
+        Some(columns) => columns,
+        None => lake_columns::from_lake(config)?,
+    };
     for (name, ty) in &plan.added_columns {
         if columns.iter().all(|c| &c.name != name) {
             columns.push(AddedColumn {
@@ -100,9 +150,5 @@ pub fn record(config: &Config, plan: &Plan, now: &str) -> Result<()> {
             });
         }
     }
-    atomic::write_atomic(
-        &history_path(config),
-        &state::pretty(&columns, "schema history")?,
-        0o644,
-    )
+    write(config, &columns)
 }

@@ -215,7 +215,10 @@ impl Table {
             )));
         }
         let wanted = table_schema(config)?;
-        let history = crate::land::columns::history(config)?;
+        let history = match crate::land::columns::recorded(config)? {
+            Some(history) => history,
+            None => crate::land::lake_columns::from_table(config, self, snapshot)?,
+        };
         if !evolves_to(snapshot.schema().as_ref(), &wanted, config, &history) {
             return Err(self.not_ours(format!(
                 "its schema ({}) is not the config's ({wanted})",

@@ -16,6 +16,7 @@ pub mod delta_trash;
 mod folder;
 pub mod generations;
 pub mod hours;
+pub mod lake_columns;
 pub mod lock;
 pub mod owner;
 pub mod preview;
@@ -141,6 +142,7 @@ pub fn run(
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
+    columns::restore(config)?; // §1.1: a lost history, rebuilt from the lake
     let (config, added) = &columns::evolve(config, path)?; // §1.1: under the lock
     let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
     plan.added_columns = announced(&plan, added);

@@ -80,6 +80,36 @@ fn a_table_of_another_schema_is_refused_and_left_as_it_was() {
     refused(&product, &table, "an extra column", "schema");
 }
 
+/// With no schema history (§1.1), a column another writer added is not rebuilt as one of
+/// the product's: only a commit whose `commitInfo` names this product adds a column.
+#[test]
+fn another_writers_column_is_not_taken_for_an_added_one() {
+    for config in ["breach", "add"] {
+        let product = delta_product("lake/orders");
+        if config == "add" {
+            let text = std::fs::read_to_string(&product.config).unwrap();
+            let text = text.replace("unknown_fields = \"breach\"", "unknown_fields = \"add\"");
+            assert!(text.contains("\"add\""), "{text}");
+            std::fs::write(&product.config, text).unwrap();
+        }
+        let mut fields: Vec<StructField> = wharf_schema(&product).fields().cloned().collect();
+        fields.push(StructField::nullable("courier", DataType::STRING));
+        let table = product.path().join("lake/orders");
+        foreign_table(
+            &table,
+            StructType::try_new(fields).unwrap(),
+            &["event_date"],
+        );
+        assert!(!product.state.join("columns.json").exists());
+        refused(
+            &product,
+            &table,
+            &format!("another writer's column, {config}"),
+            "schema",
+        );
+    }
+}
+
 #[test]
 fn a_table_partitioned_otherwise_is_refused_even_with_no_files() {
     for partitions in [&[][..], &["status"], &["event_date", "status"]] {

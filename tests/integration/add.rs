@@ -119,6 +119,8 @@ fn a_refused_input_changes_no_byte() {
         let product = adding(format, "merge");
         assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
         let before = crate::kit::tree(&product.publish);
+        let history = || std::fs::read(product.state.join("columns.json")).ok();
+        let recorded = history();
         let leaky = NEW[0].replace('}', r#","email":"a@example.com"}"#);
         let nested = NEW[1].replace("\"late\":false", "\"app\":{\"v\":3}");
         for (name, line, reason) in [
@@ -132,7 +134,7 @@ fn a_refused_input_changes_no_byte() {
                 before,
                 "{format} {name}"
             );
-            assert!(!product.state.join("columns.json").exists());
+            assert_eq!(history(), recorded, "{format} {name}: no column recorded");
         }
     }
 }
@@ -182,4 +184,111 @@ fn delta_rows(product: &Product) -> Vec<std::collections::BTreeMap<String, Strin
         }
     }
     rows
+}
+
+/// §1.1: the schema history is the lake's. With `columns.json` deleted, or the whole
+/// state root, it is rebuilt from the lake (the Delta log, or the hive files' footers):
+/// status lists the column again, the next landing publishes its values, and a value of
+/// another type is still `bad_type`.
+#[test]
+fn a_lost_schema_history_is_rebuilt_from_the_lake() {
+    for (format, whole_state_root) in [
+        ("hive", false),
+        ("hive", true),
+        ("delta", false),
+        ("delta", true),
+    ] {
+        let case = format!("{format}, whole state root {whole_state_root}");
+        let product = adding(format, "replace");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        assert_eq!(product.run_json(&product.input("b.jsonl", &NEW)).code, 0);
+        if whole_state_root {
+            std::fs::remove_dir_all(&product.state).unwrap();
+        } else {
+            std::fs::remove_file(product.state.join("columns.json")).unwrap();
+        }
+        // The hive manifest went with the state root: who added it is unknown then.
+        let by = match (format, whole_state_root) {
+            ("hive", true) => "unknown (rebuilt from the lake)",
+            _ => "b.jsonl",
+        };
+        let status = product.wharf(&["status"]);
+        assert!(
+            status
+                .stdout
+                .contains(&format!("column eta_minutes (int)  added by {by}")),
+            "{case}: {}{}",
+            status.stdout,
+            status.stderr
+        );
+        let later = NEW[0]
+            .replace("e2", "e5")
+            .replace("\"order_id\":201", "\"order_id\":301")
+            .replace("2024-03-02T10:00:00Z", "2024-03-03T10:00:00Z")
+            .replace("\"eta_minutes\":12", "\"eta_minutes\":30");
+        let ran = product.run_json(&product.input("c.jsonl", &[&later]));
+        assert_eq!(ran.code, 0, "{case}: {}{}", ran.stdout, ran.stderr);
+        assert!(
+            ran.stderr
+                .contains("rebuilt the schema history from the lake"),
+            "{case}: {}",
+            ran.stderr
+        );
+        let announced = ran.json()["added_columns"].as_array().map_or(0, Vec::len);
+        assert_eq!(announced, 0, "{case}: declared again, not added anew");
+        let rows = product.rows("2024-03-03");
+        assert_eq!(rows.len(), 1, "{case}");
+        assert_eq!(rows[0].get("eta_minutes").map(String::as_str), Some("30"));
+        let history = std::fs::read_to_string(product.state.join("columns.json")).unwrap();
+        assert!(
+            history.contains("\"eta_minutes\"") && history.contains("\"int\""),
+            "{case}: {history}"
+        );
+        let other = product.input(
+            "d.jsonl",
+            &[&later
+                .replace("e5", "e6")
+                .replace("\"eta_minutes\":30", "\"eta_minutes\":\"soon\"")],
+        );
+        let out = product.plan_json(&other).json();
+        assert_eq!(out["findings"][0]["reason"], "bad_type", "{case}: {out}");
+        assert_eq!(out["findings"][0]["field"], "eta_minutes", "{case}: {out}");
+    }
+}
+
+/// A corrupt schema history is an error naming the file and what to do, never rebuilt
+/// over: nothing lands.
+#[test]
+fn a_corrupt_schema_history_is_an_error() {
+    let product = adding("hive", "replace");
+    assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+    let history = product.state.join("columns.json");
+    std::fs::write(&history, "[{").unwrap();
+    let before = crate::kit::tree(&product.publish);
+    let ran = product.run_json(&product.input("b.jsonl", &NEW));
+    assert_eq!(ran.code, 1, "{}{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains("columns.json") && ran.stderr.contains("Delete it"),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(crate::kit::tree(&product.publish), before);
+    assert_eq!(std::fs::read_to_string(&history).unwrap(), "[{");
+}
+
+/// A lake that never added a column gets an empty history written by its next publish,
+/// so later runs read the file, not every footer of the lake again.
+#[test]
+fn a_rebuilt_empty_history_is_written_down_by_a_publish() {
+    for format in ["hive", "delta"] {
+        let product = adding(format, "replace");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        std::fs::remove_dir_all(&product.state).unwrap();
+        let next = OLD.replace("e1", "e7").replace("2024-03-01", "2024-03-04");
+        let ran = product.run_json(&product.input("b.jsonl", &[&next]));
+        assert_eq!(ran.code, 0, "{format}: {}{}", ran.stdout, ran.stderr);
+        let history = std::fs::read_to_string(product.state.join("columns.json"));
+        assert_eq!(history.unwrap_or_default().trim(), "[]", "{format}");
+        assert_eq!(product.rows("2024-03-04").len(), 1, "{format}");
+    }
 }
