@@ -142,6 +142,7 @@ pub fn run(
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
+    owner::check(config)?; // before a rebuilt history is written from another's lake
     columns::restore(config)?; // §1.1: a lost history, rebuilt from the lake
     let (config, added) = &columns::evolve(config, path)?; // §1.1: under the lock
     let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
