@@ -97,7 +97,7 @@ fn write(config: &Config, columns: &[AddedColumn]) -> Result<()> {
     atomic::write_atomic(
         &history_path(config),
         &state::pretty(&columns, "schema history")?,
-        0o644,
+        0o600,
     )
 }
 
