@@ -8,6 +8,28 @@ use crate::kit::rules::{self, CASES};
 use crate::kit::{Product, Ran};
 use crate::landing::{agreed, spark_run_json};
 
+/// `lines` as input `name` landed by the local engine on `local` and by Spark on
+/// `on_spark`, both published.
+fn land_on_both(
+    (local, on_spark): (&Product, &Product),
+    name: &str,
+    lines: &[&str],
+    format: &str,
+) -> (Ran, Ran) {
+    let a = local.run_json(&local.input(name, lines));
+    let b = spark(on_spark, &on_spark.input(name, lines));
+    let codes = (a.code, b.code);
+    assert_eq!(codes, (0, 0), "{format}: {}{}", b.stdout, b.stderr);
+    (a, b)
+}
+
+/// The rows published under `event_date=date`, sorted.
+fn sorted_rows(product: &Product, date: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut rows = crate::kit::read_rows(&product.publish.join(format!("event_date={date}")));
+    rows.sort();
+    rows
+}
+
 fn spark(product: &Product, input: &std::path::Path) -> Ran {
     spark_run_json(product, input)
 }
@@ -60,21 +82,9 @@ fn both_engines_publish_the_same_rescued_rows() {
                 .replace("unknown_fields = \"breach\"", "unknown_fields = \"rescue\"")
         );
         let (local, on_spark) = (Product::with_config(&config), Product::with_config(&config));
-        let a = local.run_json(&local.input("day.jsonl", &lines));
-        let b = spark(&on_spark, &on_spark.input("day.jsonl", &lines));
-        assert_eq!(
-            (a.code, b.code),
-            (0, 0),
-            "{format}: {}{}",
-            b.stdout,
-            b.stderr
-        );
+        let (a, b) = land_on_both((&local, &on_spark), "day.jsonl", &lines, format);
         assert_eq!(agreed(&a.json()), agreed(&b.json()), "{format}");
-        let rows = |p: &Product| {
-            let mut rows = crate::kit::read_rows(&p.publish.join("event_date=2024-03-01"));
-            rows.sort();
-            rows
-        };
+        let rows = |p: &Product| sorted_rows(p, "2024-03-01");
         let published = rows(&on_spark);
         assert_eq!(rows(&local), published, "{format}");
         assert!(
@@ -155,23 +165,11 @@ fn both_engines_publish_the_same_added_columns() {
         for p in [&local, &on_spark] {
             assert_eq!(p.run_json(&p.input("a.jsonl", &[old])).code, 0);
         }
-        let a = local.run_json(&local.input("b.jsonl", &new));
-        let b = spark(&on_spark, &on_spark.input("b.jsonl", &new));
-        assert_eq!(
-            (a.code, b.code),
-            (0, 0),
-            "{format}: {}{}",
-            b.stdout,
-            b.stderr
-        );
+        let (a, b) = land_on_both((&local, &on_spark), "b.jsonl", &new, format);
         assert_eq!(agreed(&a.json()), agreed(&b.json()), "{format} {mode}");
         assert_eq!(b.json()["added_columns"].as_array().map(Vec::len), Some(4));
         assert_eq!(b.json()["findings"][0]["reason"], "bad_type");
-        let rows = |p: &Product| {
-            let mut rows = crate::kit::read_rows(&p.publish.join("event_date=2024-03-01"));
-            rows.sort();
-            rows
-        };
+        let rows = |p: &Product| sorted_rows(p, "2024-03-01");
         let published = rows(&on_spark);
         assert_eq!(rows(&local), published, "{format} {mode}");
         assert!(
