@@ -70,15 +70,16 @@ pub fn recorded(config: &Config) -> Result<Option<Vec<AddedColumn>>> {
     }
 }
 
-/// A landing's first step (under the lock): when `columns.json` is gone and the lake
-/// carries added columns, writes them down again and says so on stderr, once.
-pub fn restore(config: &Config) -> Result<()> {
-    if recorded(config)?.is_some() {
-        return Ok(());
+/// A landing's first step (under the lock): the history, as [`history`] gives it; when
+/// `columns.json` is gone and the lake carries added columns, writes them down again and
+/// says so on stderr, once.
+pub fn restore(config: &Config) -> Result<Vec<AddedColumn>> {
+    if let Some(columns) = recorded(config)? {
+        return Ok(columns);
     }
     let columns = lake_columns::from_lake(config)?;
     if columns.is_empty() {
-        return Ok(());
+        return Ok(columns);
     }
     write(config, &columns)?;
     let names: Vec<String> = columns
@@ -90,7 +91,7 @@ pub fn restore(config: &Config) -> Result<()> {
         history_path(config).display(),
         names.join(", ")
     );
-    Ok(())
+    Ok(columns)
 }
 
 fn write(config: &Config, columns: &[AddedColumn]) -> Result<()> {
@@ -101,11 +102,15 @@ fn write(config: &Config, columns: &[AddedColumn]) -> Result<()> {
     )
 }
 
-/// The run's config: the lake's added columns declared, and under `add` the input's new
-/// ones (read once, before the engine's census), which the plan announces.
-pub fn evolve(config: &Config, path: &Path) -> Result<(Config, Vec<(String, FieldType)>)> {
+/// The run's config: the lake's added columns (`history`) declared, and under `add` the
+/// input's new ones (read once, before the engine's census), which the plan announces.
+pub fn evolve(
+    config: &Config,
+    history: Vec<AddedColumn>,
+    path: &Path,
+) -> Result<(Config, Vec<(String, FieldType)>)> {
     let mut evolved = config.clone();
-    for column in history(config)? {
+    for column in history {
         let ty = FieldType::parse(&column.ty).ok_or_else(|| Error::CorruptHistory {
             path: history_path(config),
             detail: format!("column {:?} has no type Wharf knows", column.name),

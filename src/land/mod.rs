@@ -77,7 +77,7 @@ pub fn plan_input(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Plan> {
     let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
-    let (config, added) = &columns::evolve(config, path)?; // §1.1
+    let (config, added) = &columns::evolve(config, columns::history(config)?, path)?; // §1.1
     let (mut plan, _, _) = plan_with_manifest(config, engine, path, options, progress)?;
     plan.added_columns = announced(&plan, added);
     Ok(plan)
@@ -143,8 +143,8 @@ pub fn run(
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
     owner::check(config)?; // before a rebuilt history is written from another's lake
-    columns::restore(config)?; // §1.1: a lost history, rebuilt from the lake
-    let (config, added) = &columns::evolve(config, path)?; // §1.1: under the lock
+    let history = columns::restore(config)?; // §1.1: a lost history, rebuilt from the lake
+    let (config, added) = &columns::evolve(config, history, path)?; // §1.1: under the lock
     let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
     plan.added_columns = announced(&plan, added);
     plan.run_id = new_run_id();

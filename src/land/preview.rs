@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::root::PublishRoot;
-use super::{Progress, delta_read, plan_with_manifest};
+use super::{Progress, announced, columns, delta_read, plan_with_manifest};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::diff::read::{Rows, Source};
@@ -37,7 +37,10 @@ pub fn preview(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Preview> {
     let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
-    let (plan, _, root) = plan_with_manifest(config, engine, path, options, progress)?;
+    // §1.1: the columns the lake and this input add, as `plan` and `run` declare them.
+    let (config, added) = &columns::evolve(config, columns::history(config)?, path)?;
+    let (mut plan, _, root) = plan_with_manifest(config, engine, path, options, progress)?;
+    plan.added_columns = announced(&plan, added);
     if plan.action != Action::Publish {
         return Ok(Preview {
             plan,

@@ -292,3 +292,36 @@ fn a_rebuilt_empty_history_is_written_down_by_a_publish() {
         assert_eq!(product.rows("2024-03-04").len(), 1, "{format}");
     }
 }
+
+/// `wharf diff` previews with the schema `plan` and `run` use: the lake's added columns
+/// and the input's new ones declared, never an `unknown_field` refusal the run would not
+/// make.
+#[test]
+fn diff_previews_an_input_that_adds_a_column_as_the_run_lands_it() {
+    for format in ["hive", "delta"] {
+        let product = adding(format, "replace");
+        assert_eq!(product.run_json(&product.input("a.jsonl", &[OLD])).code, 0);
+        let second = product.input("b.jsonl", &NEW);
+        let diff = product.wharf(&["diff", second.to_str().unwrap()]);
+        assert_eq!(diff.code, 0, "{format}: {}{}", diff.stdout, diff.stderr);
+        assert!(
+            diff.stdout.contains("event_date=2024-03-02  inserted 2"),
+            "{format}: {}",
+            diff.stdout
+        );
+        assert!(!diff.stdout.contains("unknown_field"), "{}", diff.stdout);
+        // Once landed, a later input that carries the column again diffs against it.
+        assert_eq!(product.run_json(&second).code, 0);
+        let third = product.input(
+            "c.jsonl",
+            &[r#"{"event_id":"e4","order_id":201,"status":"SHIPPED","updated_at":"2024-03-02T12:00:00Z","eta_minutes":5}"#],
+        );
+        let diff = product.wharf(&["diff", third.to_str().unwrap(), "--allow-shrink"]);
+        assert_eq!(diff.code, 0, "{format}: {}{}", diff.stdout, diff.stderr);
+        assert!(
+            diff.stdout.contains("status PAID → SHIPPED"),
+            "{}",
+            diff.stdout
+        );
+    }
+}
