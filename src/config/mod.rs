@@ -268,9 +268,9 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         ("quarantine_root", &raw.quarantine_root),
         ("state_root", &raw.state_root),
     ] {
-        if value.as_deref().is_some_and(|v| v.contains("://")) {
+        if let Some(url) = value.as_deref().filter(|v| v.contains("://")) {
             return Err(format!(
-                "{name} = {value:?} is a URL; it must be a local path (only publish_root may be s3://)"
+                "{name} = {url:?} is a URL; it must be a local path (only publish_root may be s3://)"
             ));
         }
     }
@@ -911,6 +911,17 @@ seq        = { type = "int" }
         }
         assert!(!has_credentials("lake/o@2024"), "a path with '@' is no URL");
         assert!(!has_credentials("s3://b/prefix/a@b"), "'@' past the host");
+    }
+
+    #[test]
+    fn a_url_for_a_local_root_is_refused_naming_it() {
+        for field in ["inbox", "state_root", "quarantine_root"] {
+            let text = message(&format!("product = \"o\"\n{field} = \"s3://b/x\""), SCHEMA);
+            assert!(
+                text.contains(&format!("{field} = \"s3://b/x\" is a URL")),
+                "{text}"
+            );
+        }
     }
 
     #[test]
