@@ -315,6 +315,11 @@ pub fn publish(
         input_name: &plan.input_name,
         input_sha256: &plan.input_sha256,
         run_id: &plan.run_id,
+        landing: Some(delta::identity::Mark {
+            sequence: next_sequence(config, found)?,
+            parts: &plan.parts,
+            reland: plan.reland,
+        }),
         metrics: vec![
             ("acceptedRows", plan.counts.accepted),
             ("rejectedRows", plan.counts.rejected),
@@ -398,4 +403,14 @@ pub fn publish(
     // and a failure leaves unreferenced files, never a record naming deleted ones.
     let _ = delta_trash::settle(config, found, &mut trash, &live);
     Ok(version)
+}
+
+/// The landing's sequence (§12.2): one past the last the table's `txn` records for the
+/// product, 1 for its first landing.
+fn next_sequence(config: &Config, found: &Found) -> Result<u64> {
+    let last = match &found.snapshot {
+        Some(snapshot) => found.table.last_sequence(snapshot, &config.product)?,
+        None => None,
+    };
+    Ok(last.unwrap_or(0) + 1)
 }
