@@ -243,6 +243,7 @@ fn log_restore(
             table_version,
             parts: Vec::new(),
             run_id: crate::land::new_run_id(),
+            memory: None,
         },
     )
 }
