@@ -137,9 +137,7 @@ impl Recalled {
         }
         Ok(local)
     }
-}
 
-impl Recalled {
     /// Every landed input's checkpoint: the state root's, and those the log gave back.
     pub fn checkpoints(&self, config: &Config) -> Result<Vec<Checkpoint>> {
         let mut all: BTreeMap<String, Checkpoint> = state::list_checkpoints(config)?
