@@ -55,8 +55,8 @@ impl TableMemory {
     pub fn describe(&self) -> String {
         let mut line = match (self.source.as_str(), &self.rebuilt_at) {
             ("table", Some(at)) => format!(
-                "memory: rebuilt from the table's log ({} checkpoints, {}), up to version {}",
-                self.rebuilt,
+                "memory: rebuilt from the table's log ({}, {}), up to version {}",
+                checkpoints_text(self.rebuilt as usize),
                 crate::plan::landed::short_time(at),
                 self.version
             ),
@@ -69,6 +69,13 @@ impl TableMemory {
             ));
         }
         line
+    }
+}
+
+fn checkpoints_text(n: usize) -> String {
+    match n {
+        1 => "1 checkpoint".to_owned(),
+        n => format!("{n} checkpoints"),
     }
 }
 
@@ -210,8 +217,8 @@ pub fn recall(config: &Config, root: &PublishRoot, persist: bool) -> Result<Reca
     memory.sequence = memory.sequence.max(last);
     let note = (!rebuilt.is_empty()).then(|| {
         format!(
-            "table: {} checkpoints rebuilt from versions {from}–{snapshot} of the log",
-            rebuilt.len()
+            "table: {} rebuilt from versions {from}–{snapshot} of the log",
+            checkpoints_text(rebuilt.len())
         )
     });
     if note.is_some() {
