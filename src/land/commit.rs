@@ -406,11 +406,21 @@ pub fn publish(
 }
 
 /// The landing's sequence (§12.2): one past the last the table's `txn` records for the
-/// product, 1 for its first landing.
+/// product, 1 for its first landing. A state root that took in the version found knows
+/// it without reading the log again.
 fn next_sequence(config: &Config, found: &Found) -> Result<u64> {
-    let last = match &found.snapshot {
-        Some(snapshot) => found.table.last_sequence(snapshot, &config.product)?,
-        None => None,
+    let Some(snapshot) = &found.snapshot else {
+        return Ok(1);
     };
-    Ok(last.unwrap_or(0) + 1)
+    let memory = crate::land::memory::read(config)?;
+    let current =
+        memory.filter(|m| m.table_url == found.table.url() && m.version == snapshot.version());
+    let last = match current {
+        Some(memory) => memory.sequence,
+        None => found
+            .table
+            .last_sequence(snapshot, &config.product)?
+            .unwrap_or(0),
+    };
+    Ok(last + 1)
 }

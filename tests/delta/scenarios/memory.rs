@@ -273,3 +273,32 @@ fn landings_a_log_clean_up_took_are_never_guessed() {
         relanded.stderr
     );
 }
+
+/// Two machines of the product landing into one table, each with its own state root: each
+/// takes in the other's landings before deciding, so neither relands the other's inputs,
+/// and the sequence runs on across both.
+#[test]
+fn two_state_roots_take_in_each_others_landings() {
+    let table = Table::new(false, "two", "");
+    let other = table.product.path().join("other.toml");
+    let config = std::fs::read_to_string(&table.product.config).unwrap();
+    std::fs::write(&other, format!("state_root = \"state/other\"\n{config}")).unwrap();
+    let on_other = |args: &[&str]| -> kit::product::Ran {
+        let mut all = vec!["--config", other.to_str().unwrap()];
+        all.extend_from_slice(args);
+        kit::product::wharf(&all)
+    };
+    let first = table.input(&name(1), &line(1));
+    table.land(&name(1), &line(1));
+    let second = table.input(&name(2), &line(2));
+    let ran = on_other(&["run", second.to_str().unwrap(), "--json"]);
+    assert_eq!(ran.json()["action"], "published", "{}", ran.stderr);
+    // Each now skips the other's input; nothing is committed.
+    let skipped = on_other(&["run", first.to_str().unwrap(), "--json"]);
+    assert_eq!(skipped.json()["action"], "skipped", "{}", skipped.stderr);
+    let skipped = table.run_with(&second, &[], &[]);
+    assert_eq!(skipped.json()["action"], "skipped", "{}", skipped.stderr);
+    assert_eq!(table.root.commits().len(), 2);
+    table.land(&name(3), &line(3));
+    assert_eq!(txn(&commit(&table, 2)).unwrap()["version"], 3);
+}
