@@ -131,14 +131,18 @@ impl Recalled {
         }
         let local = state::read_checkpoint(config, name)?;
         if local.is_none() && self.unknown > 0 && !reland {
-            return Err(Error::CorruptState {
-                path: path(config),
+            return Err(Error::Table {
+                url: config.table_url.clone().unwrap_or_default(),
+                action: "tell whether the input landed",
                 detail: format!(
                     "the table's log no longer holds {} landings of {} (another writer's log \
-                     clean-up), so whether {name:?} landed is unknown. Restore the state root \
-                     from a backup, or if {name:?} never landed, land it with `wharf run INPUT \
-                     --reland`",
-                    self.unknown, config.product
+                     clean-up), and the state root has no checkpoint of {name:?}",
+                    self.unknown,
+                    crate::cli::report::inert(&config.product)
+                ),
+                hint: format!(
+                    "nothing was published. Restore the state root from a backup, or if \
+                     {name:?} never landed, land it with `wharf run INPUT --reland`"
                 ),
             });
         }

@@ -37,6 +37,14 @@ fn wharf(table: &Table, args: &[&str]) -> kit::product::Ran {
     super::super::wharf(&table.product, args, table.s3)
 }
 
+/// `wharf run inbox/NAME ARGS…` on the table's product.
+fn run_named(table: &Table, name: &str, args: &[&str]) -> kit::product::Ran {
+    let input = table.product.path().join("inbox").join(name);
+    let mut all = vec!["run", input.to_str().unwrap()];
+    all.extend_from_slice(args);
+    wharf(table, &all)
+}
+
 /// The commit of version `v`, as its actions.
 fn commit(table: &Table, v: usize) -> Vec<Value> {
     table.root.commits().swap_remove(v)
@@ -150,20 +158,7 @@ fn a_new_state_root_skips_what_the_table_says_landed_and_lands_the_next(s3: bool
     assert_eq!(txn(&last).unwrap()["version"], 21);
 
     // Relanding an input the first machine landed is recorded as a reland.
-    let ran = wharf(
-        &table,
-        &[
-            "run",
-            table
-                .product
-                .path()
-                .join("inbox/03.jsonl")
-                .to_str()
-                .unwrap(),
-            "--reland",
-            "--json",
-        ],
-    );
+    let ran = run_named(&table, "03.jsonl", &["--reland", "--json"]);
     assert_eq!(ran.json()["action"], "published", "{}", ran.stderr);
     let reland = commit(&table, INPUTS + 1);
     assert_eq!(info(&reland)["operationParameters"]["reland"], "true");
@@ -219,53 +214,17 @@ fn landings_a_log_clean_up_took_are_never_guessed() {
     }
     fresh_state(&table);
     let stored = table.stored();
-    let unknown = wharf(
-        &table,
-        &[
-            "run",
-            table
-                .product
-                .path()
-                .join("inbox/01.jsonl")
-                .to_str()
-                .unwrap(),
-        ],
-    );
+    let unknown = run_named(&table, "01.jsonl", &[]);
     assert_eq!(unknown.code, 1, "{}", unknown.stderr);
     assert!(
         unknown.stderr.contains("no longer holds 3 landings"),
         "{}",
         unknown.stderr
     );
-    let held = wharf(
-        &table,
-        &[
-            "run",
-            table
-                .product
-                .path()
-                .join("inbox/04.jsonl")
-                .to_str()
-                .unwrap(),
-            "--json",
-        ],
-    );
+    let held = run_named(&table, "04.jsonl", &["--json"]);
     assert_eq!(held.json()["action"], "skipped", "{}", held.stderr);
     assert_eq!(table.stored(), stored);
-    let relanded = wharf(
-        &table,
-        &[
-            "run",
-            table
-                .product
-                .path()
-                .join("inbox/01.jsonl")
-                .to_str()
-                .unwrap(),
-            "--reland",
-            "--json",
-        ],
-    );
+    let relanded = run_named(&table, "01.jsonl", &["--reland", "--json"]);
     assert_eq!(
         relanded.json()["action"],
         "published",
