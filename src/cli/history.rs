@@ -32,6 +32,9 @@ pub fn history(
             format!("last logged table version {v}")
         });
         emit(&report::table_line(&config.product, url, &version))?;
+        if let Some(memory) = crate::land::memory::read(config)? {
+            emit(&memory.describe())?; // §12.5: where the state root's memory came from
+        }
     }
     for record in &records {
         if json {
@@ -50,8 +53,12 @@ pub fn history(
                 "" => String::new(),
                 id => format!("  run {}", inert(id)),
             };
+            let memory = record
+                .memory
+                .as_deref()
+                .map_or(String::new(), |m| format!("  memory from the {m}"));
             emit(&format!(
-                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{run}{version}",
+                "{}  {:<9} {:<16} {}  dates [{}]  keys {keys}  rejected {}  {} ms{run}{version}{memory}",
                 record.time,
                 record.action,
                 record.reason.as_deref().unwrap_or("-"),

@@ -13,9 +13,12 @@ use crate::store::state;
 use std::collections::BTreeMap;
 
 pub fn status(config: &Config, json: bool) -> Result<u8> {
-    let manifest = state::read_manifest(config)?;
-    // A Delta table's dates are its current version's, read from its log.
+    // A Delta table's dates are its current version's, read from its log; what landed is
+    // the state root's memory and, where it has none, the log's (§12.5).
     let root = PublishRoot::open(config)?;
+    let recalled = crate::land::memory::recall(config, &root, false)?;
+    let memory = recalled.describe(config)?;
+    let manifest = recalled.manifest.clone();
     let published = root.published(config, None, &manifest)?;
     let table = root.found().map(|found| {
         let version = found.snapshot.as_ref().map(|s| s.version());
@@ -38,7 +41,8 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     let parts_of = |o: &Owner| parts.get(&key(o)).filter(|p| !p.is_empty());
     let fresh = freshness::of(config);
     // Every landed input's standing (§5.4), from its checkpoint and the manifest.
-    let inputs: Vec<(Checkpoint, Landed)> = state::list_checkpoints(config)?
+    let inputs: Vec<(Checkpoint, Landed)> = recalled
+        .checkpoints(config)?
         .into_iter()
         .map(|c| {
             let standing = plan::landed(&c, &published);
@@ -77,6 +81,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
                 "landed": landed,
             })).collect::<Vec<_>>(),
             "added_columns": added,
+            "memory": memory,
         });
         emit(&object.to_string())?;
         return Ok(exit::SUCCESS);
@@ -84,6 +89,9 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     if let Some((url, version)) = &table {
         let version = version.map_or("no commit yet".to_owned(), |v| format!("table version {v}"));
         emit(&report::table_line(&config.product, url, &version))?;
+    }
+    if let Some(memory) = &memory {
+        emit(memory)?;
     }
     if published.dates.is_empty() {
         let root = table

@@ -446,6 +446,7 @@ fn history_of_a_set_and_of_a_refusal_before_the_row_work() {
         table_version: None,
         parts: Vec::new(),
         run_id: String::new(),
+        memory: None,
     };
     runlog::append(&config, &refused).expect("the run log");
     steps(

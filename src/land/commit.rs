@@ -315,6 +315,11 @@ pub fn publish(
         input_name: &plan.input_name,
         input_sha256: &plan.input_sha256,
         run_id: &plan.run_id,
+        landing: Some(delta::identity::Mark {
+            sequence: next_sequence(config, found)?,
+            parts: &plan.parts,
+            reland: plan.reland,
+        }),
         metrics: vec![
             ("acceptedRows", plan.counts.accepted),
             ("rejectedRows", plan.counts.rejected),
@@ -398,4 +403,24 @@ pub fn publish(
     // and a failure leaves unreferenced files, never a record naming deleted ones.
     let _ = delta_trash::settle(config, found, &mut trash, &live);
     Ok(version)
+}
+
+/// The landing's sequence (§12.2): one past the last the table's `txn` records for the
+/// product, 1 for its first landing. A state root that took in the version found knows
+/// it without reading the log again.
+fn next_sequence(config: &Config, found: &Found) -> Result<u64> {
+    let Some(snapshot) = &found.snapshot else {
+        return Ok(1);
+    };
+    let memory = crate::land::memory::read(config)?;
+    let current =
+        memory.filter(|m| m.table_url == found.table.url() && m.version == snapshot.version());
+    let last = match current {
+        Some(memory) => memory.sequence,
+        None => found
+            .table
+            .last_sequence(snapshot, &config.product)?
+            .unwrap_or(0),
+    };
+    Ok(last + 1)
 }

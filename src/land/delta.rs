@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::store::objects::{HINT, Objects, scrub};
 
 pub mod folder;
+pub mod identity;
 
 /// The partition column, as in the hive layout.
 const PARTITION: &str = "event_date";
@@ -81,6 +82,9 @@ pub struct CommitNote<'a> {
     /// The landing's (or restore's) run id.
     pub run_id: &'a str,
     pub metrics: Vec<(&'static str, u64)>,
+    /// A landing's identity beyond name and hash, and its `txn` (§12.2); `None` for a
+    /// restore, which lands no input.
+    pub landing: Option<identity::Mark<'a>>,
 }
 
 /// An opened Delta table: its URL, its store and the kernel's engine over it.
@@ -326,13 +330,17 @@ impl Table {
     ) -> Result<u64> {
         let engine = self.engine.as_ref();
         let engine_info = format!("wharf/{}", env!("CARGO_PKG_VERSION"));
-        let parameters = [
+        let mut parameters = vec![
             ("product", Some(note.product.to_owned())),
             ("inputName", Some(note.input_name.to_owned())),
             ("inputSha256", Some(note.input_sha256.to_owned())),
             ("toolVersion", Some(env!("CARGO_PKG_VERSION").to_owned())),
             ("runId", Some(note.run_id.to_owned())),
         ];
+        parameters.extend(note.landing.iter().flat_map(|m| m.parameters()));
+        let app_txn = note
+            .landing
+            .map(|m| (note.product.to_owned(), m.sequence as i64));
         let metrics: Vec<(&str, Option<String>)> = note
             .metrics
             .iter()
@@ -347,17 +355,21 @@ impl Table {
                 if let Some(folder) = self.local_path("") {
                     crate::store::atomic::create_dir_all(&folder)?;
                 }
-                let mut txn = create_table(
+                let mut create = create_table(
                     self.objects.url.as_str(),
                     Arc::new(table_schema(config)?),
                     engine_info,
                     true,
                 )
                 .with_data_layout(DataLayout::partitioned([PARTITION]))
-                .with_operation_parameters(parameters)
-                .with_operation_metrics(metrics)
-                .build(engine, Box::new(FileSystemCommitter::new()))
-                .map_err(fail)?;
+                .with_operation_parameters(parameters);
+                if let Some((app, version)) = app_txn {
+                    create = create.with_transaction_id(app, version);
+                }
+                let mut txn = create
+                    .with_operation_metrics(metrics)
+                    .build(engine, Box::new(FileSystemCommitter::new()))
+                    .map_err(fail)?;
                 txn.add_files(adds);
                 match txn.commit(engine).map_err(fail)? {
                     CommitResult::Committed(done) => Ok(done.commit_version()),
@@ -374,8 +386,11 @@ impl Table {
                 for column in new_columns(snapshot.schema().as_ref(), config)? {
                     builder = builder.add_column(column);
                 }
+                builder = builder.with_operation_parameters(parameters);
+                if let Some((app, version)) = app_txn {
+                    builder = builder.with_transaction_id(app, version);
+                }
                 let mut txn = builder
-                    .with_operation_parameters(parameters)
                     .with_operation_metrics(metrics)
                     .build(engine, Box::new(FileSystemCommitter::new()))
                     .map_err(fail)?;

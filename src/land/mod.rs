@@ -18,6 +18,7 @@ pub mod generations;
 pub mod hours;
 pub mod lake_columns;
 pub mod lock;
+pub mod memory;
 pub mod owner;
 pub mod preview;
 pub mod quarantine;
@@ -35,7 +36,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::input;
 use crate::plan::{self, Action, Checkpoint, DecideOptions, Manifest, Owner, Plan};
-use crate::store::{failpoint, state};
+use crate::store::failpoint;
 use root::PublishRoot;
 
 pub use crate::engine::Progress;
@@ -78,7 +79,7 @@ pub fn plan_input(
 ) -> Result<Plan> {
     let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
     let (config, added) = &columns::evolve(config, columns::history(config)?, path)?; // §1.1
-    let (mut plan, _, _) = plan_with_manifest(config, engine, path, options, progress)?;
+    let (mut plan, _, _, _) = plan_with_manifest(config, engine, path, options, false, progress)?;
     plan.added_columns = announced(&plan, added);
     Ok(plan)
 }
@@ -89,24 +90,36 @@ pub fn plan_input(
 /// §5.4 comes first: when the input's checkpoint exists, one hashing pass over its bytes
 /// tells whether it holds this identity, and a skip is decided from the checkpoint and
 /// the manifest without the engine's census, so without reading a row of the lake.
+///
+/// On a Delta lake the state root first takes in what the table's log says landed since
+/// it last looked (§12.5, [`memory::recall`]; written only when `persist`, under a run's
+/// lock); what it took is returned for the run log.
 fn plan_with_manifest(
     config: &Config,
     engine: &mut dyn Engine,
     path: &Path,
     options: DecideOptions,
+    persist: bool,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(Plan, Manifest, PublishRoot)> {
+) -> Result<(Plan, Manifest, PublishRoot, Option<String>)> {
     owner::check(config)?;
     let input = input::open(path, &config.set_marker)?;
-    let checkpoint = state::read_checkpoint(config, &input.name)?; // §5.3
-    let manifest = state::read_manifest(config)?;
     let root = PublishRoot::open(config)?;
+    let recalled = memory::recall(config, &root, persist)?;
+    let checkpoint = recalled.checkpoint(config, &input.name, options.reland)?; // §5.3
+    let manifest = recalled.manifest;
+    let note = recalled.note;
     let policy = plan::Policy::of(config);
     if let Some(landed) = checkpoint.as_ref().filter(|_| !options.reland) {
         let sha256 = identity(&input, progress)?;
         if plan::decide::is_skip(Some(landed), &sha256, options) {
             let published = root.published(config, checkpoint.clone(), &manifest)?;
-            return Ok((plan::skip(&policy, landed, &published), manifest, root));
+            return Ok((
+                plan::skip(&policy, landed, &published),
+                manifest,
+                root,
+                note,
+            ));
         }
     }
     let census = root.with_dataset(config, |dataset| {
@@ -118,7 +131,7 @@ fn plan_with_manifest(
         input_sha256: census.sha256.clone(),
     };
     let plan = plan::decide(census, owner, &policy, &published, options);
-    Ok((plan, manifest, root))
+    Ok((plan, manifest, root, note))
 }
 
 /// The input's identity (§11.3 for a set) from its stored bytes, reporting progress.
@@ -145,7 +158,8 @@ pub fn run(
     owner::check(config)?; // before a rebuilt history is written from another's lake
     let history = columns::restore(config)?; // §1.1: a lost history, rebuilt from the lake
     let (config, added) = &columns::evolve(config, history, path)?; // §1.1: under the lock
-    let (mut plan, manifest, root) = plan_with_manifest(config, engine, path, options, progress)?; // §5.3–5.10
+    let (mut plan, manifest, root, recalled) =
+        plan_with_manifest(config, engine, path, options, true, progress)?; // §5.3–5.10
     plan.added_columns = announced(&plan, added);
     plan.run_id = new_run_id();
     let now = timestamp_now();
@@ -172,6 +186,10 @@ pub fn run(
     record.engine = engine.describe();
     record.engine_settings = engine.settings();
     record.table_version = table_version;
+    record.memory = recalled;
+    if let (Some(version), Some(found)) = (table_version, root.found()) {
+        memory::advance(config, found.table.url(), version)?;
+    }
     runlog::append(config, &record)?; // §6.5
     Ok(RunOutcome {
         status,
@@ -274,6 +292,7 @@ fn run_record(
         table_version: None,
         parts: plan.parts.iter().map(|p| p.name.clone()).collect(),
         run_id: plan.run_id.clone(),
+        memory: None,
     }
 }
 

@@ -39,7 +39,8 @@ pub fn preview(
     let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
     // §1.1: the columns the lake and this input add, as `plan` and `run` declare them.
     let (config, added) = &columns::evolve(config, columns::history(config)?, path)?;
-    let (mut plan, _, root) = plan_with_manifest(config, engine, path, options, progress)?;
+    let (mut plan, _, root, _) =
+        plan_with_manifest(config, engine, path, options, false, progress)?;
     plan.added_columns = announced(&plan, added);
     if plan.action != Action::Publish {
         return Ok(Preview {

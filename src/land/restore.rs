@@ -147,6 +147,7 @@ fn restore_delta(config: &Config, date: Date, started: std::time::Instant) -> Re
             ("numAddedFiles", add.len() as u64),
             ("numRemovedFiles", remove.len() as u64),
         ],
+        landing: None,
     };
     let version = found
         .table
@@ -242,6 +243,7 @@ fn log_restore(
             table_version,
             parts: Vec::new(),
             run_id: crate::land::new_run_id(),
+            memory: None,
         },
     )
 }

@@ -51,6 +51,10 @@ pub struct RunRecord {
     /// summary, Parquet files and Delta commit carry; empty in records written before.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub run_id: String,
+    /// What the run took from the Delta table's log into the state root before deciding
+    /// (§12.5: checkpoints rebuilt on a new machine); absent when the state root knew all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
 }
 
 fn local_engine() -> String {

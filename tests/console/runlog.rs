@@ -34,6 +34,7 @@ fn record(name: &str) -> RunRecord {
         table_version: None,
         parts: Vec::new(),
         run_id: String::new(),
+        memory: None,
     }
 }
 

@@ -163,6 +163,7 @@ macro_rules! both {
 }
 
 mod crashes;
+mod memory;
 pub(crate) use crashes::assert_no_orphans;
 
 both!(
