@@ -297,7 +297,10 @@ fn in_use(snapshot: &SnapshotRef, feature: &TableFeature) -> Option<String> {
     match feature {
         TableFeature::ColumnMapping => match config.column_mapping_mode() {
             ColumnMappingMode::None => None,
-            mode => Some(format!("delta.columnMapping.mode = {mode:?}")),
+            mode => Some(format!(
+                "delta.columnMapping.mode = {}",
+                format!("{mode:?}").to_lowercase()
+            )),
         },
         TableFeature::Invariants => snapshot
             .schema()
