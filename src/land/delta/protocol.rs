@@ -450,6 +450,20 @@ mod tests {
     }
 
     #[test]
+    fn docs_delta_md_lists_every_feature_with_its_stance() {
+        let docs = include_str!("../../../docs/delta.md");
+        for rule in FEATURES {
+            let stance = match rule.stance {
+                Honoured => "honoured",
+                Care => "with care",
+                Refused => "refused",
+            };
+            let row = format!("| `{}` | {stance} |", rule.name);
+            assert!(docs.contains(&row), "docs/delta.md lacks {row}");
+        }
+    }
+
+    #[test]
     fn a_file_with_a_deletion_vector_refuses_the_version() {
         let file = |deleted| TableFile {
             path: "event_date=2024-03-01/a.parquet".into(),
