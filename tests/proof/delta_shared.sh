@@ -110,6 +110,9 @@ status_rows() { # DATE: the rows status --json counts for DATE
   w status --config "$config" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(x["rows"] for x in d["dates"] if x["event_date"]==sys.argv[1]))' "$1"
 }
 
+# The local and the S3 table side by side (each in its own folder of $work): the
+# readers' start-up is most of the time.
+pids=()
 for where in local s3; do
   (
     [[ $where == s3 ]] && export $("$repo/tests/s3/server.sh" env --port "$port" | xargs)
@@ -174,5 +177,7 @@ for where in local s3; do
       fi
     done
     echo "delta_shared.sh: $where: checkConstraints, generatedColumns, identityColumns, columnMapping and appendOnly refused at plan time (appendOnly: a new date landed)"
-  )
+  ) &
+  pids+=($!)
 done
+for pid in "${pids[@]}"; do wait "$pid"; done
