@@ -38,6 +38,7 @@ use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
 use crate::store::objects::{HINT, Objects, scrub};
 
+pub mod features;
 pub mod folder;
 pub mod protocol;
 pub mod vacuumed;
