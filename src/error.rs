@@ -77,6 +77,29 @@ pub enum Error {
         hint: String,
     },
 
+    /// The Delta table uses a feature Wharf cannot keep (§12.8): refused (exit 3),
+    /// nothing written, with no advice about endpoints or credentials.
+    #[error("Delta table {url}: refused (table_feature): {refusal}")]
+    TableFeature {
+        url: String,
+        refusal: crate::plan::TableFeatureRefusal,
+    },
+
+    /// A restore would re-add a file no longer stored (another writer's VACUUM deleted
+    /// it, §12.6): refused (exit 3), nothing committed.
+    #[error(
+        "Delta table {url}: restore of {date} refused: its file {path} is no longer stored \
+         ({removed_by}); nothing was committed, the table stays at version {version}. That \
+         generation cannot come back: land its input again (wharf run INPUT --reland)"
+    )]
+    Vacuumed {
+        url: String,
+        date: String,
+        path: String,
+        removed_by: String,
+        version: u64,
+    },
+
     /// The operator cancelled the work.
     #[error("cancelled; nothing was written")]
     Cancelled,
@@ -121,6 +144,7 @@ impl Error {
         match self {
             Error::Config { .. } | Error::Usage(_) | Error::Input { .. } => exit::USAGE,
             Error::Busy { .. } | Error::TableBusy { .. } => exit::BUSY,
+            Error::TableFeature { .. } | Error::Vacuumed { .. } => exit::REFUSED,
             Error::Io { .. }
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }

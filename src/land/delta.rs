@@ -38,14 +38,24 @@ use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
 use crate::store::objects::{HINT, Objects, scrub};
 
+pub mod features;
 pub mod folder;
 pub mod identity;
+pub mod protocol;
+pub mod vacuumed;
 
 /// The partition column, as in the hive layout.
 const PARTITION: &str = "event_date";
 
-/// A scan file as listed: path, partition values, size, rows.
-type Listed = (String, HashMap<String, String>, u64, Option<u64>);
+/// A scan file as listed: path, partition values, size, rows, rows its deletion vector
+/// removes.
+type Listed = (
+    String,
+    HashMap<String, String>,
+    u64,
+    Option<u64>,
+    Option<u64>,
+);
 
 /// One data file of the table's current version.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +65,15 @@ pub struct TableFile {
     pub date: Date,
     pub rows: u64,
     pub size: u64,
+    /// The rows its deletion vector removes, when another writer gave it one (§12.8).
+    pub deleted: Option<u64>,
+}
+
+impl TableFile {
+    /// The rows a reader sees: the file's, less those its deletion vector removes.
+    pub fn visible_rows(&self) -> u64 {
+        self.rows.saturating_sub(self.deleted.unwrap_or(0))
+    }
 }
 
 /// A data file staged locally, to add under `path`.
@@ -164,7 +183,7 @@ impl Table {
         Snapshot::builder_for(self.objects.url.as_str())
             .build(self.engine.as_ref())
             .map(Some)
-            .map_err(|e| self.error("read the table's log", e))
+            .map_err(|e| self.log_error(e))
     }
 
     /// Whether the table has a log. A checkpoint's pointer or the first commit answers
@@ -201,13 +220,21 @@ impl Table {
         Snapshot::builder_for(self.objects.url.as_str())
             .at_version(version)
             .build(self.engine.as_ref())
-            .map_err(|e| self.error("read the table's log", e))
+            .map_err(|e| self.log_error(e))
+    }
+
+    /// A failed read of the log: the kernel's refusal of the protocol names it (§12.8).
+    fn log_error(&self, e: delta_kernel::KernelError) -> Error {
+        protocol::kernel_error(&self.objects.url, e, |e| {
+            self.error("read the table's log", e)
+        })
     }
 
     /// The version's data files, by path. Refuses a table not partitioned by
     /// `event_date` alone or whose schema is not the config's, files or none: nothing is
     /// written to it.
     pub fn files(&self, config: &Config, snapshot: &SnapshotRef) -> Result<Vec<TableFile>> {
+        protocol::check(&self.objects.url, snapshot)?; // §12.8, before any other check
         let partitions = snapshot
             .table_configuration()
             .logical_partition_columns()
@@ -247,12 +274,15 @@ impl Table {
                         file.partition_values,
                         file.size.max(0) as u64,
                         file.stats.map(|s| s.num_records),
+                        file.dv_info
+                            .has_vector()
+                            .then(|| file.dv_info.cardinality().ok().flatten().unwrap_or(0)),
                     ))
                 })
                 .map_err(|e| self.error("list the table's files", e))?;
         }
         let mut files = Vec::with_capacity(found.len());
-        for (path, partitions, size, rows) in found {
+        for (path, partitions, size, rows, deleted) in found {
             let date = partitions.get(PARTITION).and_then(|d| Date::parse(d));
             let (Some(date), 1, Some(rows)) = (date, partitions.len(), rows) else {
                 return Err(self.not_ours(format!(
@@ -264,6 +294,7 @@ impl Table {
                 date,
                 rows,
                 size,
+                deleted,
             });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -347,7 +378,11 @@ impl Table {
             .map(|(k, v)| (*k, Some(v.to_string())))
             .collect();
         let adds = add_files(add, self.now_ms())?;
-        let fail = |e: delta_kernel::KernelError| self.error("commit the landing", e);
+        let fail = |e: delta_kernel::KernelError| {
+            protocol::kernel_error(&self.objects.url, e, |e| {
+                self.error("commit the landing", e)
+            })
+        };
         let result = match snapshot {
             None => {
                 // The kernel creates a local table only in an existing folder, and a first
@@ -602,7 +637,7 @@ pub fn by_date(files: &[TableFile]) -> BTreeMap<Date, (u64, Vec<String>)> {
     let mut out: BTreeMap<Date, (u64, Vec<String>)> = BTreeMap::new();
     for file in files {
         let entry = out.entry(file.date).or_default();
-        entry.0 += file.rows;
+        entry.0 += file.visible_rows();
         entry.1.push(file.path.clone());
     }
     out

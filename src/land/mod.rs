@@ -104,12 +104,21 @@ fn plan_with_manifest(
 ) -> Result<(Plan, Manifest, PublishRoot, Option<String>)> {
     owner::check(config)?;
     let input = input::open(path, &config.set_marker)?;
-    let root = PublishRoot::open(config)?;
+    let policy = plan::Policy::of(config);
+    let root = match PublishRoot::open(config) {
+        // §12.8: a table Wharf cannot write is this input's refusal, before any row work.
+        Err(crate::error::Error::TableFeature { refusal, .. }) => {
+            let plan = refused_for_table(&policy, &input, refusal, progress)?;
+            // A refused plan publishes nothing: no caller reads this root.
+            let manifest = crate::store::state::read_manifest(config)?;
+            return Ok((plan, manifest, PublishRoot::Hive, None));
+        }
+        root => root?,
+    };
     let recalled = memory::recall(config, &root, persist)?;
     let checkpoint = recalled.checkpoint(config, &input.name, options.reland)?; // §5.3
     let manifest = recalled.manifest;
     let note = recalled.note;
-    let policy = plan::Policy::of(config);
     if let Some(landed) = checkpoint.as_ref().filter(|_| !options.reland) {
         let sha256 = identity(&input, progress)?;
         if plan::decide::is_skip(Some(landed), &sha256, options) {
@@ -122,6 +131,10 @@ fn plan_with_manifest(
             ));
         }
     }
+    if let Some(refusal) = root.feature_refusal() {
+        let plan = refused_for_table(&policy, &input, refusal, progress)?;
+        return Ok((plan, manifest, root, note));
+    }
     let census = root.with_dataset(config, |dataset| {
         engine.census(config, &input, &manifest, dataset, progress)
     })?;
@@ -130,8 +143,33 @@ fn plan_with_manifest(
         input_name: input.name,
         input_sha256: census.sha256.clone(),
     };
-    let plan = plan::decide(census, owner, &policy, &published, options);
+    let mut plan = plan::decide(census, owner, &policy, &published, options);
+    if let Some(refusal) = root
+        .plan_refusal(&plan)
+        .filter(|_| plan.action == Action::Publish)
+    {
+        plan::feature::refuse_decided(&mut plan, refusal);
+    }
     Ok((plan, manifest, root, note))
+}
+
+/// The plan of `input` refused for its table's features (§12.8): its identity, read
+/// once, and the refusal.
+fn refused_for_table(
+    policy: &plan::Policy,
+    input: &input::Input,
+    refusal: plan::TableFeatureRefusal,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Plan> {
+    let owner = Owner {
+        input_name: input.name.clone(),
+        input_sha256: identity(input, progress)?,
+    };
+    Ok(plan::feature::refuse_for_table(
+        &policy.product,
+        owner,
+        refusal,
+    ))
 }
 
 /// The input's identity (§11.3 for a set) from its stored bytes, reporting progress.

@@ -115,6 +115,9 @@ fn restore_delta(config: &Config, date: Date, started: std::time::Instant) -> Re
             config.state_root.join("delta-trash.json").display()
         )));
     };
+    // §12.6, §12.8: nothing is committed over a file another writer deleted or gave a
+    // deletion vector, nor on an append-only table.
+    found.check_restorable(date, &newest)?;
     let now = timestamp_now();
     let remove: BTreeSet<String> = found
         .files

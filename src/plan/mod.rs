@@ -15,6 +15,7 @@ pub mod batch;
 pub mod census;
 pub mod counts;
 pub mod decide;
+pub mod feature;
 pub mod keyed;
 pub mod landed;
 pub mod merge;
@@ -25,6 +26,7 @@ pub use batch::{Batch, EventFacts};
 pub use census::{Census, DateCensus, rows_by_hour};
 pub use counts::{Counts, LineFinding, SpilledFindings};
 pub use decide::{DecideOptions, Policy, decide, skip};
+pub use feature::TableFeatureRefusal;
 pub use landed::{Landed, LandedDate, LandedState, landed};
 pub use merge::{Merged, Outcome, PublishedRows};
 pub use rank::Event;
@@ -93,6 +95,8 @@ pub enum Refusal {
     Shrink { dates: Vec<Date> },
     /// Dates that would grow past `max_growth` times their rows (§5.10).
     Growth { dates: Vec<Date> },
+    /// A feature of the Delta table's protocol or metadata Wharf cannot keep (§12.8).
+    TableFeature(TableFeatureRefusal),
 }
 
 impl Refusal {
@@ -106,6 +110,7 @@ impl Refusal {
             Refusal::EmptyInput => "empty_input",
             Refusal::Shrink { .. } => "shrink",
             Refusal::Growth { .. } => "growth",
+            Refusal::TableFeature(_) => "table_feature",
         }
     }
 
@@ -178,6 +183,7 @@ impl Refusal {
                 "would grow {} beyond max_growth; a doubled or concatenated delivery? rerun with --allow-growth if this file really restates those dates",
                 plan.before_after(dates)
             ),
+            Refusal::TableFeature(refusal) => refusal.to_string(),
         }
     }
 }

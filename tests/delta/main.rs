@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod busy;
+mod features;
 mod foreign;
 mod guards;
 #[path = "../kit/mod.rs"]

@@ -35,6 +35,13 @@ def rows(records):
 def with_deltalake(url):
     import deltalake
     table = deltalake.DeltaTable(url, storage_options=storage_options())
+    if table.protocol().reader_features:
+        # to_pyarrow_table refuses reader features (deletion vectors, column mapping);
+        # deltalake's DataFusion scan applies them.
+        query = deltalake.QueryBuilder().register("t", table)
+        result = query.execute("SELECT event_date, order_id, status FROM t").read_all()
+        import pyarrow
+        return rows(pyarrow.table(result).to_pylist())
     return rows(table.to_pyarrow_table().to_pylist())
 
 

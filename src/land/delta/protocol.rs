@@ -1,0 +1,325 @@
+//! EFFECTS, reads only. The table features Wharf writes through (CONTRACT.md §12.8): one
+//! list, [`FEATURES`](super::features::FEATURES), says for every reader and writer feature of the Delta protocol
+//! whether Wharf honours it, honours it with care (a condition checked before anything is
+//! written) or refuses it. A refusal is [`Error::TableFeature`] (exit 3, reason
+//! `table_feature`), raised while the plan is made, so nothing is uploaded or committed.
+//!
+//! The list is [`super::features`]. [`check`] reads the version's protocol and metadata; [`vectors`] refuses a version
+//! whose files carry a deletion vector (Wharf reads, counts and re-adds whole files);
+//! [`append_only`] refuses a plan that would remove files from an append-only table.
+
+use delta_kernel::SnapshotRef;
+use delta_kernel::table_features::{ColumnMappingMode, Operation, TableFeature};
+
+use super::TableFile;
+use crate::contract::Date;
+use crate::error::{Error, Result};
+use crate::plan::TableFeatureRefusal;
+
+use super::features::{ANOTHER, FEATURES, Stance, rule_of};
+use Stance::{Care, Honoured, Refused};
+
+/// Refuses `snapshot`'s table when its protocol or metadata uses a feature Wharf cannot
+/// keep: each feature the protocol lists, by [`FEATURES`], then the kernel's own check
+/// that it can read and write this protocol.
+pub fn check(url: &str, snapshot: &SnapshotRef) -> Result<()> {
+    let refuse = |feature: &str, detail: String, fix: &str| Error::TableFeature {
+        url: url.to_owned(),
+        refusal: TableFeatureRefusal {
+            feature: feature.to_owned(),
+            detail: crate::store::objects::scrub(&detail),
+            fix: fix.to_owned(),
+        },
+    };
+    let config = snapshot.table_configuration();
+    let protocol = config.protocol();
+    for feature in listed(snapshot) {
+        let name = feature.to_string();
+        let Some(rule) = rule_of(&name) else {
+            return Err(refuse(
+                &name,
+                "a feature Wharf does not know".into(),
+                ANOTHER,
+            ));
+        };
+        let used = match rule.stance {
+            Honoured => None,
+            Refused => Some(refused_detail(snapshot, &feature)),
+            Care => in_use(snapshot, &feature),
+        };
+        if let Some(detail) = used {
+            return Err(refuse(&name, detail, rule.fix));
+        }
+    }
+    for operation in [Operation::Scan, Operation::Write] {
+        if let Err(e) = config.ensure_operation_supported(operation) {
+            return Err(refuse(
+                "protocol",
+                format!(
+                    "readers {}, writers {}: {e}",
+                    protocol.min_reader_version(),
+                    protocol.min_writer_version()
+                ),
+                "the Delta kernel Wharf commits with cannot write this protocol; publish to \
+                 another table",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The features `snapshot`'s protocol lists or, for a legacy protocol, implies.
+fn listed(snapshot: &SnapshotRef) -> Vec<TableFeature> {
+    let config = snapshot.table_configuration();
+    let protocol = config.protocol();
+    let mut features: Vec<TableFeature> = FEATURES
+        .iter()
+        .filter_map(|rule| rule.name.parse::<TableFeature>().ok())
+        .filter(|f| config.is_feature_supported(f))
+        .collect();
+    let explicit = protocol.reader_features().into_iter().flatten();
+    for feature in explicit.chain(protocol.writer_features().into_iter().flatten()) {
+        if !features.contains(feature) {
+            features.push(feature.clone());
+        }
+    }
+    features
+}
+
+/// What a refusal of `feature` says of the table: its CHECK constraints by name and SQL,
+/// or how the protocol lists the feature (by name, or implied by a legacy writer version).
+fn refused_detail(snapshot: &SnapshotRef, feature: &TableFeature) -> String {
+    let config = snapshot.table_configuration();
+    let constraints: Vec<String> = config
+        .table_properties()
+        .check_constraints
+        .iter()
+        .map(|c| format!("CHECK {} ({})", c.name(), c.raw_sql()))
+        .collect();
+    if *feature == TableFeature::CheckConstraints && !constraints.is_empty() {
+        return constraints.join(", ");
+    }
+    match config.protocol().min_writer_version() {
+        v if v < 7 => format!("implied by the protocol's writer version {v}"),
+        _ => "listed in the table's protocol".to_owned(),
+    }
+}
+
+/// What of a [`Stance::Care`] feature the version uses that Wharf cannot keep, if any.
+fn in_use(snapshot: &SnapshotRef, feature: &TableFeature) -> Option<String> {
+    let config = snapshot.table_configuration();
+    match feature {
+        TableFeature::ColumnMapping => match config.column_mapping_mode() {
+            ColumnMappingMode::None => None,
+            mode => Some(format!(
+                "delta.columnMapping.mode = {}",
+                format!("{mode:?}").to_lowercase()
+            )),
+        },
+        TableFeature::Invariants => snapshot
+            .schema()
+            .fields()
+            .find(|f| f.metadata().contains_key("delta.invariants"))
+            .map(|f| format!("column `{}` declares an invariant", f.name())),
+        // Plan-dependent ([`append_only`]) or file-dependent ([`vectors`]).
+        _ => None,
+    }
+}
+
+/// Refuses a version one of whose files carries a deletion vector: its rows are counted,
+/// read and restored by whole files, and a deleted row must never come back (§12.8).
+pub fn vectors(url: &str, files: &[TableFile]) -> Result<()> {
+    let carrying: Vec<&TableFile> = files.iter().filter(|f| f.deleted.is_some()).collect();
+    let Some(first) = carrying.first() else {
+        return Ok(());
+    };
+    let deleted: u64 = carrying.iter().filter_map(|f| f.deleted).sum();
+    Err(Error::TableFeature {
+        url: url.to_owned(),
+        refusal: TableFeatureRefusal {
+            feature: "deletionVectors".into(),
+            detail: format!(
+                "{} file(s) carry deletion vectors removing {deleted} row(s), the first {} of {}",
+                carrying.len(),
+                first.path,
+                first.date
+            ),
+            fix: rule_of("deletionVectors").map_or("", |r| r.fix).to_owned(),
+        },
+    })
+}
+
+/// Whether `snapshot`'s table is append-only (`delta.appendOnly = true`).
+pub fn is_append_only(snapshot: &SnapshotRef) -> bool {
+    snapshot
+        .table_configuration()
+        .is_feature_enabled(&TableFeature::AppendOnly)
+}
+
+/// On an append-only table, the refusal of a commit that would remove the files of
+/// `dates` (those of them the version holds).
+pub fn append_only(
+    snapshot: &SnapshotRef,
+    files: &[TableFile],
+    dates: impl IntoIterator<Item = Date>,
+) -> Option<TableFeatureRefusal> {
+    if !is_append_only(snapshot) {
+        return None;
+    }
+    let held: Vec<Date> = dates
+        .into_iter()
+        .filter(|d| files.iter().any(|f| f.date == *d))
+        .collect();
+    let first = held.first()?;
+    Some(TableFeatureRefusal {
+        feature: "appendOnly".into(),
+        detail: format!(
+            "delta.appendOnly = true, and {} published date(s) would lose their files, the \
+             first {first}",
+            held.len()
+        ),
+        fix: rule_of("appendOnly").map_or("", |r| r.fix).to_owned(),
+    })
+}
+
+/// A kernel error met reading or committing: a protocol or feature refusal the kernel
+/// raised is [`Error::TableFeature`], never a store error with advice about endpoints and
+/// credentials; any other is `otherwise`'s.
+pub fn kernel_error(
+    url: &str,
+    e: delta_kernel::KernelError,
+    otherwise: impl FnOnce(delta_kernel::KernelError) -> Error,
+) -> Error {
+    if !is_protocol(&e) {
+        return otherwise(e);
+    }
+    Error::TableFeature {
+        url: url.to_owned(),
+        refusal: TableFeatureRefusal {
+            feature: "protocol".into(),
+            detail: crate::store::objects::scrub(&e.to_string()),
+            fix: "the Delta kernel Wharf commits with refused the table's protocol; publish \
+                  to another table"
+                .into(),
+        },
+    }
+}
+
+/// Whether the kernel refused the table's protocol or features (not its storage).
+fn is_protocol(e: &delta_kernel::KernelError) -> bool {
+    use delta_kernel::KernelError as K;
+    match e {
+        K::Unsupported(_) | K::InvalidProtocol(_) | K::InvalidColumnMappingMode(_) => true,
+        K::InvalidTransactionState(m) => m.starts_with("Append-only"),
+        K::Backtraced { source, .. } => is_protocol(source),
+        _ => false,
+    }
+}
+
+impl crate::land::root::PublishRoot {
+    /// §12.8 before the row work: the refusal of a table one of whose files carries a
+    /// deletion vector; `None` for hive folders and a table Wharf can write.
+    pub fn feature_refusal(&self) -> Option<TableFeatureRefusal> {
+        let found = self.found()?;
+        match vectors(found.table.url(), &found.files) {
+            Err(Error::TableFeature { refusal, .. }) => Some(refusal),
+            _ => None,
+        }
+    }
+
+    /// §12.8 after the decision: the refusal of a plan that would remove files from an
+    /// append-only table.
+    pub fn plan_refusal(&self, plan: &crate::plan::Plan) -> Option<TableFeatureRefusal> {
+        let found = self.found()?;
+        let snapshot = found.snapshot.as_ref()?;
+        append_only(
+            snapshot,
+            &found.files,
+            plan.dates.iter().map(|d| d.event_date),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_feature_is_the_kernels_by_its_protocol_name() {
+        for rule in FEATURES {
+            let feature: TableFeature = rule.name.parse().unwrap();
+            assert!(
+                !matches!(feature, TableFeature::Unknown(_)),
+                "{}",
+                rule.name
+            );
+            assert_eq!(feature.to_string(), rule.name);
+            assert_eq!(
+                rule.fix.is_empty(),
+                rule.stance == Honoured,
+                "{}",
+                rule.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_protocol_error_of_the_kernel_is_a_refusal_without_the_s3_hint() {
+        use delta_kernel::KernelError as K;
+        let store = |e: K| Error::Table {
+            url: "u".into(),
+            action: "commit the landing",
+            detail: e.to_string(),
+            hint: crate::store::objects::HINT.into(),
+        };
+        for e in [
+            K::Unsupported("Feature 'checkConstraints' is not supported".into()),
+            K::InvalidProtocol("min_writer_version".into()),
+            K::InvalidTransactionState("Append-only tables cannot remove files".into()),
+        ] {
+            let error = kernel_error("file:///t/", e, store);
+            assert!(matches!(error, Error::TableFeature { .. }), "{error}");
+            assert_eq!(error.exit_code(), crate::exit::REFUSED);
+            assert!(!error.to_string().contains("AWS_"), "{error}");
+        }
+        let io = kernel_error("file:///t/", K::Generic("connection reset".into()), store);
+        assert!(io.to_string().contains("AWS_ENDPOINT_URL"), "{io}");
+    }
+
+    #[test]
+    fn docs_delta_md_lists_every_feature_with_its_stance() {
+        let docs = include_str!("../../../docs/delta.md");
+        for rule in FEATURES {
+            let stance = match rule.stance {
+                Honoured => "honoured",
+                Care => "with care",
+                Refused => "refused",
+            };
+            let row = format!("| `{}` | {stance} |", rule.name);
+            assert!(docs.contains(&row), "docs/delta.md lacks {row}");
+        }
+    }
+
+    #[test]
+    fn a_file_with_a_deletion_vector_refuses_the_version() {
+        let file = |deleted| TableFile {
+            path: "event_date=2024-03-01/a.parquet".into(),
+            date: Date::parse("2024-03-01").unwrap(),
+            rows: 10,
+            size: 1,
+            deleted,
+        };
+        assert!(vectors("file:///t/", &[file(None)]).is_ok());
+        let Err(Error::TableFeature { refusal, .. }) = vectors("file:///t/", &[file(Some(3))])
+        else {
+            panic!("not refused")
+        };
+        assert_eq!(refusal.feature, "deletionVectors");
+        assert!(
+            refusal.detail.contains("removing 3 row(s)"),
+            "{}",
+            refusal.detail
+        );
+        assert_eq!(file(Some(3)).visible_rows(), 7);
+    }
+}
