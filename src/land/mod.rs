@@ -114,10 +114,11 @@ fn plan_with_manifest(
     })?;
     let published = root.published(config, checkpoint, &manifest)?;
     let owner = Owner {
-        input_name: input.name,
+        input_name: input.name.clone(),
         input_sha256: census.sha256.clone(),
     };
-    let plan = plan::decide(census, owner, &policy, &published, options);
+    let mut plan = plan::decide(census, owner, &policy, &published, options);
+    plan.object = input.object_stamp(); // §13.3
     Ok((plan, manifest, root))
 }
 
@@ -242,6 +243,7 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         table_version: None,
         parts: plan.parts.clone(),
+        object: plan.object.clone(),
     }
 }
 

@@ -12,6 +12,7 @@ mod guards;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
+mod s3_inbox;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
