@@ -13,6 +13,7 @@ mod guards;
 mod kit;
 mod merge;
 mod s3_inbox;
+mod s3_watch;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
