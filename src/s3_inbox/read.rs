@@ -103,6 +103,11 @@ impl ObjectReader {
         let bucket = &self.object.bucket;
         let got = bucket.block_on(bucket.store.get_opts(&path, options));
         match got {
+            // A server that ignores If-Match still names the version it sends.
+            Ok(got) if got.meta.e_tag != self.object.etag => Err(std::io::Error::other(Failure {
+                changed: true,
+                detail: CHANGED.to_owned(),
+            })),
             Ok(got) => {
                 self.stream = Some(got.into_stream());
                 Ok(())
