@@ -76,3 +76,59 @@ pub fn location(
 pub fn on_s3(inbox: &Path) -> bool {
     crate::s3_inbox::is_url(inbox)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::Config;
+
+    const SCHEMA: &str = r#"
+[schema]
+key = "order_id"
+order_by = "updated_at"
+event_id = "event_id"
+partition_by_date_of = "updated_at"
+
+[schema.fields]
+event_id   = { type = "string",    required = true }
+order_id   = { type = "int",       required = true }
+updated_at = { type = "timestamp", required = true }
+"#;
+
+    fn parse(head: &str) -> Result<Config, String> {
+        let text = format!("product = \"o\"\n{head}\n{SCHEMA}");
+        Config::parse(&text, Path::new("/cfg/w.toml"), Path::new("/cfg")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_s3_inbox_is_kept_as_its_url_with_its_listing() {
+        let config = parse("inbox = \"s3://drops/orders\"").unwrap();
+        assert_eq!(config.inbox, Path::new("s3://drops/orders/"));
+        assert_eq!(config.listing, super::Listing::default());
+        let config = parse("inbox = \"s3://drops/\"\npoll = \"500ms\"\nrescan = \"1m\"").unwrap();
+        assert_eq!(config.inbox, Path::new("s3://drops/"));
+        assert_eq!(config.listing.poll, std::time::Duration::from_millis(500));
+        assert_eq!(config.listing.rescan, std::time::Duration::from_secs(60));
+        assert_eq!(parse("").unwrap().inbox, Path::new("/cfg/inbox"));
+    }
+
+    #[test]
+    fn a_bad_s3_inbox_or_listing_is_refused_naming_it() {
+        for (head, want) in [
+            ("inbox = \"s3://\"", "names no bucket"),
+            ("inbox = \"ftp://host/x\"", "inbox = \"ftp://host/x\""),
+            ("poll = \"0s\"", "poll = \"0s\""),
+            ("rescan = \"soon\"", "rescan = \"soon\""),
+            (
+                "inbox = \"s3://b/lake/o/in\"\npublish_root = \"s3://b/lake/o\"\ntable_format = \"delta\"",
+                "overlap",
+            ),
+        ] {
+            let text = parse(head).expect_err(head);
+            assert!(text.contains(want), "{head}: {text}");
+        }
+        let text = parse("inbox = \"s3://AKIAX:s3cr3t@b/x\"").expect_err("credentials");
+        assert!(!text.contains("s3cr3t"), "{text}");
+    }
+}

@@ -925,7 +925,7 @@ seq        = { type = "int" }
 
     #[test]
     fn a_url_for_a_local_root_is_refused_naming_it() {
-        for field in ["inbox", "state_root", "quarantine_root"] {
+        for field in ["state_root", "quarantine_root"] {
             let text = message(&format!("product = \"o\"\n{field} = \"s3://b/x\""), SCHEMA);
             assert!(
                 text.contains(&format!("{field} = \"s3://b/x\" is a URL")),
