@@ -175,6 +175,18 @@ fn an_s3_inbox_lands_what_a_local_inbox_lands() {
     }
     // Oldest first in both: one input at a time, in name order.
     for name in ["01-day.jsonl", "02-batch", "03-late.jsonl.gz"] {
+        let url = format!("s3://wharf/{prefix}/{name}");
+        let path = local.path().join("inbox").join(name);
+        for verb in ["plan", "diff"] {
+            let a = wharf_s3(&s3, &[verb, &url, "--json"]);
+            let b = local.wharf(&[verb, path.to_str().unwrap(), "--json"]);
+            assert_eq!((a.code, verb), (b.code, verb), "{name}: {}", a.stderr);
+            assert_eq!(
+                json_lines(&a.stdout, s3.path()),
+                json_lines(&b.stdout, local.path()),
+                "{verb} {name}"
+            );
+        }
         let from_s3 = wharf_s3(
             &s3,
             &["run", &format!("s3://wharf/{prefix}/{name}"), "--json"],
