@@ -17,7 +17,10 @@ use wharf::s3_inbox::discover::Discovery;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let url = args.get(1).cloned().unwrap_or("s3://wharf/bench-100k/".into());
+    let url = args
+        .get(1)
+        .cloned()
+        .unwrap_or("s3://wharf/bench-100k/".into());
     let count: usize = args.get(2).map_or(Ok(100_000), |n| n.parse())?;
     let inbox = PathBuf::from(&url);
     let (bucket, prefix) = wharf::s3_inbox::locate(&inbox)?;
@@ -64,7 +67,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let found_in = put.elapsed();
     assert!(!found.full);
     assert_eq!(
-        found.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        found
+            .entries
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect::<Vec<_>>(),
         [name.as_str()],
         "the cycle finds the one new object"
     );
@@ -80,8 +87,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The store of `url`'s bucket, from the environment.
-fn bucket_store(url: &str) -> Result<Arc<dyn object_store::ObjectStore>, Box<dyn std::error::Error>> {
-    let name = url.trim_start_matches("s3://").split('/').next().unwrap_or_default();
+fn bucket_store(
+    url: &str,
+) -> Result<Arc<dyn object_store::ObjectStore>, Box<dyn std::error::Error>> {
+    let name = url
+        .trim_start_matches("s3://")
+        .split('/')
+        .next()
+        .unwrap_or_default();
     let store = object_store::aws::AmazonS3Builder::from_env()
         .with_bucket_name(name)
         .build()?;

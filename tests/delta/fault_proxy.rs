@@ -19,8 +19,9 @@ pub struct Faults {
     /// Done so far.
     pub slowed: AtomicUsize,
     pub cut: AtomicUsize,
-    /// Object GETs seen.
+    /// Object GETs seen, and those asking for a range.
     pub gets: AtomicUsize,
+    pub ranged: AtomicUsize,
     /// Called once, just before the first cut.
     pub before_cut: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
@@ -121,6 +122,10 @@ fn serve(mut client: TcpStream, upstream: u16, faults: &Arc<Faults>) {
         };
         if object_get(&buf[..n]) {
             faults.gets.fetch_add(1, Ordering::SeqCst);
+            let head = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
+            if head.contains("\r\nrange: bytes=") {
+                faults.ranged.fetch_add(1, Ordering::SeqCst);
+            }
             if take(&faults.slowdowns) {
                 faults.slowed.fetch_add(1, Ordering::SeqCst);
                 let _ = client.write_all(slow_down().as_bytes());

@@ -13,6 +13,7 @@ mod guards;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
+mod s3_console;
 mod s3_faults;
 mod s3_inbox;
 mod s3_watch;
