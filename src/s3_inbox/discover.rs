@@ -89,15 +89,16 @@ impl Discovery {
             self.next_full = now + self.listing.rescan;
         }
         let offset = if full { None } else { self.last_key.clone() };
-        let (listed, last) = self.list(offset.as_deref())?;
-        let mut entries: Vec<InboxEntry> = listed
-            .into_iter()
-            .filter(|entry| {
-                let etag = entry.etag.as_deref().unwrap_or_default();
-                let refused = self.refused.get(&entry.name).is_some_and(|e| e == etag);
-                entry.ignored.is_none() && !refused && !landed(entry)
-            })
-            .collect();
+        let refused = std::mem::take(&mut self.refused);
+        // Filtered as the listing streams by: only entries to land are kept.
+        let keep = |entry: &InboxEntry| {
+            let etag = entry.etag.as_deref().unwrap_or_default();
+            let was_refused = refused.get(&entry.name).is_some_and(|e| e == etag);
+            entry.ignored.is_none() && !was_refused && !landed(entry)
+        };
+        let listed = self.list(offset.as_deref(), &keep);
+        self.refused = refused;
+        let (mut entries, last) = listed?;
         if last.is_some() {
             self.last_key = self.last_key.clone().max(last);
         }
@@ -109,11 +110,15 @@ impl Discovery {
         Ok(Found { entries, full })
     }
 
-    /// The entries whose keys sort after `offset` (all with none), and the greatest key
-    /// listed. A set touched by a new key is listed again in full: its marker may be the
-    /// new key, its parts older ones.
-    fn list(&mut self, offset: Option<&str>) -> Result<(Vec<InboxEntry>, Option<String>)> {
-        let grouper = Grouper::new(&self.bucket, &self.prefix, &self.marker);
+    /// The entries `keep` keeps among those whose keys sort after `offset` (all with
+    /// none), and the greatest key listed. A set touched by a new key is listed again in
+    /// full: its marker may be the new key, its parts older ones.
+    fn list(
+        &mut self,
+        offset: Option<&str>,
+        keep: &dyn Fn(&InboxEntry) -> bool,
+    ) -> Result<(Vec<InboxEntry>, Option<String>)> {
+        let mut grouper = Grouper::new(&self.bucket, &self.prefix, &self.marker);
         let prefix = grouper.prefix();
         let mut stream = match offset {
             Some(after) => self
@@ -123,33 +128,29 @@ impl Discovery {
             None => self.bucket.store.list(Some(&prefix)),
         };
         self.listings += 1;
-        let mut grouper = grouper;
-        let (mut out, mut last) = (Vec::new(), None::<String>);
-        let mut sets = Vec::new();
+        let (mut out, mut last, mut sets) = (Vec::new(), None::<String>, Vec::new());
+        let mut take = |entry: InboxEntry| match (entry.set.is_some(), offset.is_some()) {
+            (true, true) => sets.push(entry.name),
+            _ if keep(&entry) => out.push(entry),
+            _ => {}
+        };
         while let Some(meta) = self.bucket.block_on(stream.next()) {
             let meta = meta.map_err(|e| object_error(&self.url, "list the inbox", e))?;
             let key = meta.location.to_string();
             if last.as_ref().is_none_or(|l| *l < key) {
                 last = Some(key);
             }
-            grouper.feed(
-                &meta,
-                &mut |entry| match entry.set.is_some() && offset.is_some() {
-                    true => sets.push(entry.name),
-                    false => out.push(entry),
-                },
-            );
+            grouper.feed(&meta, &mut take);
         }
-        grouper.flush(&mut |entry| match entry.set.is_some() && offset.is_some() {
-            true => sets.push(entry.name),
-            false => out.push(entry),
-        });
+        grouper.flush(&mut take);
         for name in sets {
             let key = format!("{}/{name}", self.prefix.trim_end_matches('/'));
-            let key = key.trim_start_matches('/');
-            let listing = survey(&self.bucket, key, &self.marker)?;
+            let listing = survey(&self.bucket, key.trim_start_matches('/'), &self.marker)?;
             self.listings += 1;
-            out.push(grouper.set_entry(&name, &listing));
+            let entry = grouper.set_entry(&name, &listing);
+            if keep(&entry) {
+                out.push(entry);
+            }
         }
         Ok((out, last))
     }
