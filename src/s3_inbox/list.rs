@@ -241,3 +241,73 @@ pub fn describe(url: &Path, marker: &str) -> Option<InboxEntry> {
     listing.newest?;
     Some(grouper.set_entry(name, &listing))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(key: &str, size: u64) -> ObjectMeta {
+        ObjectMeta {
+            location: store_path(key),
+            last_modified: chrono::DateTime::from_timestamp(1_700_000_000 + size as i64, 0)
+                .unwrap_or_default(),
+            size,
+            e_tag: Some(format!("\"{key}\"")),
+            version: None,
+        }
+    }
+
+    /// Keys in key order become objects and sets, one set held at a time.
+    #[test]
+    fn keys_group_into_objects_and_sets() {
+        let (bucket, prefix) = locate(Path::new("s3://unit-bucket/in/")).unwrap();
+        let mut grouper = Grouper::new(&bucket, &prefix, "_SUCCESS");
+        let mut out = Vec::new();
+        for (key, size) in [
+            ("in/a.jsonl", 10),
+            ("in/bad/_SUCCESS", 0),
+            ("in/bad/deeper/x.jsonl", 3),
+            ("in/open/part-0.jsonl", 4),
+            ("in/set/_SUCCESS", 1),
+            ("in/set/_hidden", 9),
+            ("in/set/part-0.jsonl", 5),
+            ("in/set/part-1.jsonl", 6),
+            ("in/t.jsonl.tmp", 7),
+        ] {
+            grouper.feed(&meta(key, size), &mut |e| out.push(e));
+        }
+        grouper.flush(&mut |e| out.push(e));
+        let shown: Vec<(&str, u64, Option<&str>, Option<(usize, bool, bool)>)> = out
+            .iter()
+            .map(|e| {
+                let set = e
+                    .set
+                    .as_ref()
+                    .map(|s| (s.parts, s.open, s.invalid.is_some()));
+                (e.name.as_str(), e.size, e.ignored, set)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("a.jsonl", 10, None, None),
+                ("bad", 0, None, Some((0, false, true))),
+                ("open", 0, Some(OPEN_SET), Some((0, true, false))),
+                ("set", 11, None, Some((2, false, false))),
+                ("t.jsonl.tmp", 7, temporary_name("t.jsonl.tmp"), None),
+            ]
+        );
+        assert_eq!(out[0].path, Path::new("s3://unit-bucket/in/a.jsonl"));
+        assert_eq!(out[3].path, Path::new("s3://unit-bucket/in/set"));
+        // The set's time is its marker's; its ETag moves with any part's.
+        assert_eq!(
+            out[3].modified,
+            SystemTime::from(meta("m", 1).last_modified)
+        );
+        let mut listing = SetListing::default();
+        listing.add("part-0.jsonl", &meta("in/set/part-0.jsonl", 5), "_SUCCESS");
+        let before = listing.etag();
+        listing.parts[0].etag = Some("\"other\"".into());
+        assert_ne!(listing.etag(), before);
+    }
+}

@@ -254,3 +254,37 @@ fn an_s3_inbox_lands_what_a_local_inbox_lands() {
         again.stdout
     );
 }
+
+#[test]
+fn a_refused_or_unreachable_inbox_names_the_url_and_never_a_secret() {
+    let prefix = fresh_prefix("denied");
+    Root::s3(&prefix).put("day.jsonl", &lines(&DAY));
+    let product = s3_product(&prefix, "");
+    let url = format!("s3://wharf/{prefix}/day.jsonl");
+    for (variable, value) in [
+        ("AWS_SECRET_ACCESS_KEY", "wrong-secret-7f3a9c"),
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+    ] {
+        for args in [&["run", url.as_str()][..], &["run"], &["status"]] {
+            let mut cmd = product.cmd(args);
+            s3_env(&mut cmd).env(variable, value);
+            let ran: Ran = cmd.output().unwrap().into();
+            let all = format!("{}{}", ran.stdout, ran.stderr);
+            if args == ["status"] {
+                assert!(!all.contains("wharf-test-secret"), "{all}");
+                continue;
+            }
+            assert_eq!(ran.code, 1, "{variable} {args:?}: {all}");
+            assert!(all.contains(&format!("s3://wharf/{prefix}/")), "{all}");
+            assert!(
+                all.contains("AWS_ENDPOINT_URL"),
+                "names what to check: {all}"
+            );
+            for secret in ["wharf-test-secret", "wrong-secret-7f3a9c"] {
+                assert!(!all.contains(secret), "{variable}: {all}");
+            }
+        }
+    }
+    assert!(product.tree("lake").is_empty());
+    assert!(product.checkpoint("day.jsonl").is_none());
+}
