@@ -246,6 +246,9 @@ pub fn describe(url: &Path, marker: &str) -> Option<InboxEntry> {
 mod tests {
     use super::*;
 
+    /// An entry as the test compares it: name, size, why ignored, (parts, open, invalid).
+    type Shown<'a> = (&'a str, u64, Option<&'a str>, Option<(usize, bool, bool)>);
+
     fn meta(key: &str, size: u64) -> ObjectMeta {
         ObjectMeta {
             location: store_path(key),
@@ -277,7 +280,7 @@ mod tests {
             grouper.feed(&meta(key, size), &mut |e| out.push(e));
         }
         grouper.flush(&mut |e| out.push(e));
-        let shown: Vec<(&str, u64, Option<&str>, Option<(usize, bool, bool)>)> = out
+        let shown: Vec<Shown<'_>> = out
             .iter()
             .map(|e| {
                 let set = e
