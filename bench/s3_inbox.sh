@@ -39,7 +39,8 @@ curl -s -f -o /dev/null -T "$FILE" --aws-sigv4 "aws:amz:us-east-1:s3" \
 
 product() { # $1 = folder, $2 = inbox
   rm -rf "$1"; mkdir -p "$1/inbox"
-  { echo "inbox = \"$2\""; sed -n '/^product = /,$p' "$ROOT/samples/wharf.toml"; } >"$1/wharf.toml"
+  sed -n '/^product = /,$p' "$ROOT/samples/wharf.toml" >"$1/wharf.toml"
+  sed -i "s|^inbox = .*|inbox = \"$2\"|" "$1/wharf.toml"
   sed -i 's/^max_rejected_lines = .*/max_rejected_lines = 1000000/' "$1/wharf.toml"
 }
 run_one() { # $1 = way, $2 = rep
