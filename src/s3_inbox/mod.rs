@@ -57,9 +57,10 @@ pub fn locate(url: &Path) -> Result<(Arc<Bucket>, String)> {
     Ok((bucket(url, name)?, key.trim_matches('/').to_owned()))
 }
 
-/// The object-store path of `key`.
+/// The object-store path of `key`, a key as S3 spells it: taken as it is (`Path::from`
+/// would percent-encode a `~` or a `[`, naming another object).
 pub(crate) fn store_path(key: &str) -> StorePath {
-    StorePath::from(key)
+    StorePath::parse(key).unwrap_or_else(|_| StorePath::from(key))
 }
 
 /// The store of bucket `name`, made once per process: S3 from the environment's `AWS_*`
