@@ -25,6 +25,9 @@ pub struct InboxEntry {
     pub ignored: Option<&'static str>,
     /// `Some` for a folder: a set.
     pub set: Option<SetEntry>,
+    /// On an S3 inbox, the object's ETag (a closed set's, over its parts'): what its
+    /// checkpoint records when it lands (§13.3).
+    pub etag: Option<String>,
 }
 
 /// What the inbox shows of a set (§11).
@@ -57,6 +60,15 @@ pub fn temporary_name(name: &str) -> Option<&'static str> {
 /// Every entry of `inbox`, oldest first by modification time, then by name; a folder is
 /// a set closed by `marker`.
 pub fn list(inbox: &Path, marker: &str) -> Result<Vec<InboxEntry>> {
+    if crate::s3_inbox::is_url(inbox) {
+        let mut out = crate::s3_inbox::list::list(inbox, marker)?;
+        out.sort_by(|a, b| {
+            a.modified
+                .cmp(&b.modified)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        return Ok(out);
+    }
     let entries = std::fs::read_dir(inbox).map_err(|e| {
         Error::io(
             inbox,
@@ -84,6 +96,9 @@ pub fn list(inbox: &Path, marker: &str) -> Result<Vec<InboxEntry>> {
 
 /// The entry `path` of the inbox as [`list`] shows it; `None` when it is gone.
 pub fn describe(path: &Path, name: String, marker: &str) -> Option<InboxEntry> {
+    if crate::s3_inbox::is_url(path) {
+        return crate::s3_inbox::list::describe(path, marker);
+    }
     let meta = path.symlink_metadata().ok()?;
     let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     let mut listed = InboxEntry {
@@ -93,6 +108,7 @@ pub fn describe(path: &Path, name: String, marker: &str) -> Option<InboxEntry> {
         ignored: None,
         set: None,
         name,
+        etag: None,
     };
     listed.ignored = if meta.file_type().is_symlink() {
         Some("symbolic link (never followed)")
@@ -135,9 +151,16 @@ pub fn closed(inbox: &Path, marker: &str) -> Result<Vec<InboxEntry>> {
         .collect())
 }
 
+/// What watches an inbox until it is dropped: the file system's events for a folder, a
+/// thread listing new keys for an S3 inbox.
+pub enum Watcher {
+    Events(notify::RecommendedWatcher),
+    Listing(crate::s3_inbox::discover::Poller),
+}
+
 /// Watches `inbox` and the sets in it; each change sends `()` on `changes`. The watcher
 /// stops when the returned value is dropped.
-pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<notify::RecommendedWatcher> {
+pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<Watcher> {
     watch_with(inbox, move || {
         let _ = changes.send(());
     })
@@ -149,11 +172,12 @@ pub fn watch(inbox: &Path, changes: Sender<()>) -> Result<notify::RecommendedWat
 /// forever), and for each error the watcher reports (events may have been lost, so
 /// the listing is worth reading again). The watcher stops when the returned value is
 /// dropped.
-pub fn watch_with(
-    inbox: &Path,
-    on_change: impl Fn() + Send + 'static,
-) -> Result<notify::RecommendedWatcher> {
-    use notify::Watcher;
+pub fn watch_with(inbox: &Path, on_change: impl Fn() + Send + 'static) -> Result<Watcher> {
+    if crate::s3_inbox::is_url(inbox) {
+        let poller = crate::s3_inbox::discover::Poller::start(inbox, Box::new(on_change))?;
+        return Ok(Watcher::Listing(poller));
+    }
+    use notify::Watcher as _;
     // A link in the inbox is never followed, nor watched through.
     let settings = notify::Config::default().with_follow_symlinks(false);
     let mut watcher = notify::RecommendedWatcher::new(
@@ -183,7 +207,7 @@ pub fn watch_with(
                 std::io::Error::other(e),
             )
         })?;
-    Ok(watcher)
+    Ok(Watcher::Events(watcher))
 }
 
 /// An open, a read or a close without writing: something looked, nothing changed.

@@ -28,5 +28,6 @@ pub mod land;
 pub mod page;
 pub mod pipeline;
 pub mod plan;
+pub mod s3_inbox;
 pub mod store;
 pub mod watch;

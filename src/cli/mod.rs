@@ -132,7 +132,8 @@ pub enum Command {
     /// per outcome (with --json, the object `wharf run --json` prints). SIGTERM or
     /// Ctrl-C lets the current landing finish, then exits 0; a second one stops at once.
     Watch {
-        /// List the inbox again at least every SECS seconds, whatever the events say.
+        /// List the inbox again at least every SECS seconds, whatever the events say (an
+        /// S3 inbox is listed on the config's `poll` and `rescan` instead).
         #[arg(long, value_name = "SECS", default_value_t = 10,
               value_parser = clap::value_parser!(u64).range(1..))]
         rescan: u64,

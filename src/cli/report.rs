@@ -318,6 +318,7 @@ mod tests {
             landed: None,
             reland: false,
             added_columns: Vec::new(),
+            object: None,
         }
     }
 

@@ -41,8 +41,17 @@ pub fn watch(config: &Config, rescan_secs: u64, metrics: Option<&str>, json: boo
     let mut watch = Watch::start(config, settings, &mut out)?;
     stop_on_signals(watch.stopper())?;
     if !json {
+        // An S3 inbox is listed on the config's schedule, not on events (§13.2).
+        let listing = match crate::s3_inbox::is_url(&config.inbox) {
+            true => format!(
+                "new keys every {}, every key every {}",
+                humantime::format_duration(config.listing.poll),
+                humantime::format_duration(config.listing.rescan)
+            ),
+            false => format!("rescan every {rescan_secs} s"),
+        };
         super::say(&format!(
-            "wharf watch: landing closed inputs of {} as they arrive (rescan every {rescan_secs} s); \
+            "wharf watch: landing closed inputs of {} as they arrive ({listing}); \
              Ctrl-C or SIGTERM stops after the current landing",
             config.inbox.display()
         ));

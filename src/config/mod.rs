@@ -4,6 +4,7 @@
 //! [`engine`] is its `[engine]` section.
 
 pub mod engine;
+pub mod inbox;
 pub mod paging;
 mod rules;
 
@@ -62,6 +63,8 @@ pub struct Config {
     pub delta_checkpoint_interval: u64,
     /// The file that closes a set in the inbox (§11.1).
     pub set_marker: String,
+    /// How `watch` lists an S3 inbox (`poll`, `rescan`, §13.2).
+    pub listing: inbox::Listing,
     pub schema: Schema,
     /// `mostly` by field name (§1.2): a share of lines that must keep each of its rules.
     pub mostly: Vec<(String, f64)>,
@@ -108,6 +111,8 @@ struct RawConfig {
     max_silence: Option<String>,
     lineage: Option<String>,
     alerts: Option<paging::RawAlerts>,
+    poll: Option<String>,
+    rescan: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -264,17 +269,18 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         }
     }
     for (name, value) in [
-        ("inbox", &raw.inbox),
         ("quarantine_root", &raw.quarantine_root),
         ("state_root", &raw.state_root),
     ] {
         if let Some(url) = value.as_deref().filter(|v| v.contains("://")) {
             return Err(format!(
-                "{name} = {url:?} is a URL; it must be a local path (only publish_root may be s3://)"
+                "{name} = {url:?} is a URL; it must be a local path (only publish_root and \
+                 inbox may be s3://)"
             ));
         }
     }
-    let inbox = root(raw.inbox, "inbox".into());
+    let inbox = inbox::location(raw.inbox, |v| resolve(folder, v))?; // §13
+    let listing = inbox::listing(raw.poll.as_deref(), raw.rescan.as_deref())?;
     let quarantine_root = root(raw.quarantine_root, format!("quarantine/{product}"));
     let state_root = root(raw.state_root, format!("state/{product}"));
     let (publish_root, table_format, table_url) =
@@ -296,6 +302,9 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             ("quarantine_root", &quarantine_root),
             ("state_root", &state_root),
         ])?;
+        if inbox::on_s3(&inbox) {
+            check_disjoint(&[("inbox", &inbox), ("publish_root", &publish_root)])?;
+        }
     }
     // Wharf's own files in the inbox would be listed as inputs and refused on every run.
     check_disjoint(&[("inbox", &inbox), ("state_root", &state_root)])?;
@@ -370,6 +379,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         table_url,
         delta_checkpoint_interval,
         set_marker: valid_marker(raw.set_marker)?,
+        listing,
         schema,
         mostly,
         engine,
@@ -915,7 +925,7 @@ seq        = { type = "int" }
 
     #[test]
     fn a_url_for_a_local_root_is_refused_naming_it() {
-        for field in ["inbox", "state_root", "quarantine_root"] {
+        for field in ["state_root", "quarantine_root"] {
             let text = message(&format!("product = \"o\"\n{field} = \"s3://b/x\""), SCHEMA);
             assert!(
                 text.contains(&format!("{field} = \"s3://b/x\" is a URL")),

@@ -77,7 +77,7 @@ pub struct Console {
     /// Reads in flight, by lane, with the newest one asked for meanwhile.
     lanes: HashMap<Lane, Option<Effect>>,
     refresh_due: Option<Instant>,
-    watcher: Option<notify::RecommendedWatcher>,
+    watcher: Option<crate::inbox::Watcher>,
     /// Whether the shown product's inbox is to be watched (the terminal console's is).
     watching: bool,
     /// Counts the products shown: a report of an earlier one is no longer wanted.

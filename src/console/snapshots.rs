@@ -525,6 +525,7 @@ fn a_plan_refused_before_the_row_work() {
         landed: None,
         reland: false,
         added_columns: Vec::new(),
+        object: None,
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
     c.step(Msg::Resize(140, 45));

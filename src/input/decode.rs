@@ -4,7 +4,6 @@
 //! decode is reported at the stored byte where the decoder stopped. Every stage streams,
 //! so memory is the decoder's window and one buffer, whatever the compression ratio.
 
-use std::fs::File;
 use std::io::{BufRead, Read};
 
 use sha2::{Digest, Sha256};
@@ -44,9 +43,10 @@ impl Codec {
     }
 }
 
-/// The file's bytes through one buffer, each hashed and counted once as it is read.
+/// The file's (or object's) bytes through one buffer, each hashed and counted once as
+/// it is read.
 struct Stored<'a> {
-    file: &'a File,
+    file: Box<dyn Read + Send + 'a>,
     buf: Box<[u8]>,
     pos: usize,
     filled: usize,
@@ -214,8 +214,12 @@ pub struct PartReader<'a> {
 
 impl<'a> PartReader<'a> {
     pub fn new(part: &'a Part) -> Result<PartReader<'a>> {
+        let file = part
+            .source
+            .reader_at(0)
+            .map_err(|e| part.io_error("read the input", e))?;
         let stored = Stored {
-            file: &part.file,
+            file,
             buf: vec![0u8; STORED_BYTES].into_boxed_slice(),
             pos: 0,
             filled: 0,

@@ -6,6 +6,7 @@
 
 mod decode;
 mod name;
+mod object;
 mod safe;
 mod set;
 mod split;
@@ -21,6 +22,7 @@ use crate::contract::LineBytes;
 use crate::error::{Error, Result};
 pub use decode::{Codec, PartReader};
 pub use name::name_of;
+pub use object::{ObjectStamp, Source};
 pub use set::{Survey, is_part_name, locate, set_identity, survey};
 pub use split::Splitter;
 
@@ -47,12 +49,12 @@ pub struct Input {
     pub set: bool,
 }
 
-/// One file of an input, opened.
+/// One file of an input, opened: a local file, or an object of an S3 inbox (§13).
 #[derive(Debug)]
 pub struct Part {
     pub path: PathBuf,
     pub name: String,
-    pub file: File,
+    pub source: Source,
     /// Bytes stored.
     pub size: u64,
     /// The modification time at open, to tell a part that moves while read.
@@ -106,7 +108,17 @@ impl Part {
     /// had `size`, or its size or modification time is not the one at open. The bytes
     /// landed must be the bytes hashed.
     fn unchanged(&self, stored: u64) -> Result<()> {
-        let now = self.file.metadata().ok();
+        let Source::File(file) = &self.source else {
+            // Every GET of an object asked for the ETag first seen (§13.3).
+            return match stored == self.size {
+                true => Ok(()),
+                false => Err(Error::Input {
+                    path: self.path.clone(),
+                    message: object::CHANGED.to_owned(),
+                }),
+            };
+        };
+        let now = file.metadata().ok();
         let same = stored == self.size
             && now.is_some_and(|m| m.len() == self.size && m.modified().ok() == self.modified);
         if same {
@@ -123,20 +135,39 @@ impl Part {
     /// Back to the first byte, for a second read of the same open file.
     fn rewind(&self) -> Result<()> {
         use std::io::Seek;
-        (&self.file)
+        let Source::File(file) = &self.source else {
+            return Ok(()); // each read of an object is a GET of its own
+        };
+        (&*file)
             .seek(std::io::SeekFrom::Start(0))
             .map(drop)
             .map_err(|e| self.io_error("rewind the input", e))
     }
 
+    /// `e`, a read of this part that failed, as an object's error when it is one.
+    fn reread_error(&self, e: Error) -> Error {
+        match (e, &self.source) {
+            (Error::Io { source, .. }, Source::Object(_)) => {
+                object::read_error(&self.path, "read the input", source)
+            }
+            (e, _) => e,
+        }
+    }
+
     fn io_error(&self, action: &'static str, e: std::io::Error) -> Error {
-        Error::io(&self.path, action, "check the disk and rerun", e)
+        match &self.source {
+            Source::File(_) => Error::io(&self.path, action, "check the disk and rerun", e),
+            Source::Object(_) => object::read_error(&self.path, action, e),
+        }
     }
 }
 
 /// Opens `path` as an input, with a message naming the path and the fix on failure; a
 /// folder is a set closed by `marker` (§11).
 pub fn open(path: &Path, marker: &str) -> Result<Input> {
+    if crate::s3_inbox::is_url(path) {
+        return object::open(path, marker);
+    }
     let fail = |message: &str| Error::Input {
         path: path.to_owned(),
         message: message.to_owned(),
@@ -168,15 +199,7 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
         .file_name()
         .map(name_of)
         .ok_or_else(|| fail("has no file name"))?;
-    if name.len() + CHECKPOINT_SUFFIX.len() > NAME_MAX {
-        return Err(fail(&format!(
-            "its name is {} bytes, so its checkpoint file name ({CHECKPOINT_SUFFIX} appended) \
-             would exceed the file-system limit of {NAME_MAX} bytes; nothing was written. \
-             Rename the input to at most {} bytes and land it again",
-            name.len(),
-            NAME_MAX - CHECKPOINT_SUFFIX.len()
-        )));
-    }
+    check_name_length(path, &name)?;
     if meta.is_dir() {
         return open_set(path, name, marker, &meta);
     }
@@ -188,6 +211,23 @@ pub fn open(path: &Path, marker: &str) -> Result<Input> {
         size: part.size,
         parts: vec![part],
         set: false,
+    })
+}
+
+/// An input's checkpoint is named after it, so its name must fit a file name.
+fn check_name_length(path: &Path, name: &str) -> Result<()> {
+    if name.len() + CHECKPOINT_SUFFIX.len() <= NAME_MAX {
+        return Ok(());
+    }
+    Err(Error::Input {
+        path: path.to_owned(),
+        message: format!(
+            "its name is {} bytes, so its checkpoint file name ({CHECKPOINT_SUFFIX} appended) \
+             would exceed the file-system limit of {NAME_MAX} bytes; nothing was written. \
+             Rename the input to at most {} bytes and land it again",
+            name.len(),
+            NAME_MAX - CHECKPOINT_SUFFIX.len()
+        ),
     })
 }
 
@@ -240,7 +280,7 @@ fn opened_part(path: &Path, name: String, file: File) -> Result<Part> {
         path: path.to_owned(),
         codec: Codec::of(&name),
         name,
-        file,
+        source: Source::File(file),
         size: meta.len(),
         modified: meta.modified().ok(),
     })
@@ -317,10 +357,15 @@ pub fn identity_of(input: &Input, progress: &mut dyn FnMut(u64) -> bool) -> Resu
     let mut read = Vec::with_capacity(input.parts.len());
     for part in &input.parts {
         let mut seen = 0u64;
-        let sha256 = sha256_counted(&mut &part.file, &part.path, &mut |bytes| {
+        let mut reader = part
+            .source
+            .reader_at(0)
+            .map_err(|e| part.io_error("read", e))?;
+        let sha256 = sha256_counted(&mut reader, &part.path, &mut |bytes| {
             seen = bytes;
             progress(done + bytes)
-        })?;
+        })
+        .map_err(|e| part.reread_error(e))?;
         part.unchanged(seen)?;
         part.rewind()?;
         done += seen;

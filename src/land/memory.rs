@@ -340,6 +340,7 @@ fn checkpoint_of(config: &Config, found: &Found, landing: &TableLanding) -> Chec
         tool_version: landing.tool_version.clone(),
         table_version: Some(landing.version),
         parts: landing.parts.clone(),
+        object: None, // the log records no ETag: `watch` confirms such an object by its bytes
     }
 }
 

@@ -122,6 +122,9 @@ fn plan_with_manifest(
     if let Some(landed) = checkpoint.as_ref().filter(|_| !options.reland) {
         let sha256 = identity(&input, progress)?;
         if plan::decide::is_skip(Some(landed), &sha256, options) {
+            if persist {
+                restamp(config, landed, &input)?;
+            }
             let published = root.published(config, checkpoint.clone(), &manifest)?;
             return Ok((
                 plan::skip(&policy, landed, &published),
@@ -140,10 +143,11 @@ fn plan_with_manifest(
     })?;
     let published = root.published(config, checkpoint, &manifest)?;
     let owner = Owner {
-        input_name: input.name,
+        input_name: input.name.clone(),
         input_sha256: census.sha256.clone(),
     };
     let mut plan = plan::decide(census, owner, &policy, &published, options);
+    plan.object = input.object_stamp(); // §13.3
     if let Some(refusal) = root
         .plan_refusal(&plan)
         .filter(|_| plan.action == Action::Publish)
@@ -151,6 +155,21 @@ fn plan_with_manifest(
         plan::feature::refuse_decided(&mut plan, refusal);
     }
     Ok((plan, manifest, root, note))
+}
+
+/// A skipped object's checkpoint takes the object's stamp (§13.3) when it has none (it
+/// was rebuilt from a table's log) or another (the same bytes put again), so `watch`
+/// tells it landed from the next listing instead of reading it at every reconcile.
+fn restamp(config: &Config, landed: &Checkpoint, input: &input::Input) -> Result<()> {
+    let stamp = input.object_stamp();
+    if stamp.is_none() || landed.object == stamp {
+        return Ok(());
+    }
+    let checkpoint = Checkpoint {
+        object: stamp,
+        ..landed.clone()
+    };
+    crate::store::state::write_checkpoint(config, &checkpoint)
 }
 
 /// The plan of `input` refused for its table's features (§12.8): its identity, read
@@ -298,6 +317,7 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         table_version: None,
         parts: plan.parts.clone(),
+        object: plan.object.clone(),
     }
 }
 

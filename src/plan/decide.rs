@@ -123,6 +123,7 @@ pub fn skip(policy: &Policy, checkpoint: &Checkpoint, published: &Published) -> 
         reland: false,
         run_id: String::new(),
         added_columns: Vec::new(),
+        object: None,
     }
 }
 
@@ -191,6 +192,7 @@ pub fn decide(
         reland: standing.is_some(),
         landed: standing,
         added_columns: Vec::new(), // the run's schema is the caller's: land::columns
+        object: None,              // the input's, set by land
     };
     let shrinking: Vec<_> = plan
         .dates
@@ -480,6 +482,7 @@ mod tests {
             tool_version: "0".into(),
             table_version: None,
             parts: Vec::new(),
+            object: None,
         }
     }
 

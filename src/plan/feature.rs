@@ -47,6 +47,7 @@ pub fn refuse_for_table(product: &str, owner: Owner, refusal: TableFeatureRefusa
         landed: None,
         reland: false,
         added_columns: Vec::new(),
+        object: None,
     }
 }
 

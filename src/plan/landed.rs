@@ -165,6 +165,7 @@ mod tests {
             tool_version: "0".into(),
             table_version: None,
             parts: Vec::new(),
+            object: None,
         }
     }
 

@@ -254,6 +254,8 @@ pub struct Plan {
     pub reland: bool,
     /// The new columns the input adds (`unknown_fields = "add"`, §1.1), in order.
     pub added_columns: Vec<(String, crate::contract::FieldType)>,
+    /// An input read from an S3 inbox: its ETag and size (§13.3), for the checkpoint.
+    pub object: Option<crate::input::ObjectStamp>,
 }
 
 impl Plan {

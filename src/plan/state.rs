@@ -28,6 +28,9 @@ pub struct Checkpoint {
     /// A set's parts: name, size and SHA-256 of each (§11.3); absent for a single file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<crate::input::PartDigest>,
+    /// An input from an S3 inbox: its ETag and size as landed (§13.3); absent for a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<crate::input::ObjectStamp>,
 }
 
 /// Which input published a date.

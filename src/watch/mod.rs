@@ -13,6 +13,9 @@
 //!   runs (a restart, e.g. after a config change, tries it once more). A file that failed
 //!   with an error is tried again at each periodic rescan, or as soon as it changes.
 //! - A stop is honoured between landings: the current one finishes.
+//! - An S3 inbox has no events: [`Discovery`] lists the keys after the last one seen
+//!   every `poll` and every key every `rescan` (§13.2); an object counts as landed when
+//!   its checkpoint records its ETag, so nothing is kept per landed object.
 
 pub mod ledger;
 
@@ -27,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::inbox::{self, InboxEntry};
 use crate::land::{self, RunOutcome, RunStatus, lock};
 use crate::plan::DecideOptions;
+use crate::s3_inbox::discover::Discovery;
 pub use ledger::{Fingerprint, Ledger};
 
 /// How often to rescan and to retry.
@@ -78,7 +82,9 @@ pub struct Watch<'c> {
     settings: Settings,
     sender: Sender<Wake>,
     wakes: Receiver<Wake>,
-    _watcher: notify::RecommendedWatcher,
+    _watcher: Option<inbox::Watcher>,
+    /// An S3 inbox's discovery, which stands for the watcher and the ledger there.
+    objects: Option<Discovery>,
     _only_watch: lock::ProductLock,
     ledger: Ledger,
     /// Landed, skipped or refused at this fingerprint by this process.
@@ -107,10 +113,21 @@ impl<'c> Watch<'c> {
         let engine = engine::open(config)?;
         let (sender, wakes) = channel();
         let changes = sender.clone();
-        let watcher = inbox::watch_with(&config.inbox, move || {
-            let _ = changes.send(Wake::Changed);
-        })?;
-        let ledger = present_names(config)
+        let objects = match crate::s3_inbox::is_url(&config.inbox) {
+            true => Some(Discovery::new(
+                &config.inbox,
+                &config.set_marker,
+                config.listing,
+            )?),
+            false => None,
+        };
+        let watcher = match objects {
+            Some(_) => None,
+            None => Some(inbox::watch_with(&config.inbox, move || {
+                let _ = changes.send(Wake::Changed);
+            })?),
+        };
+        let ledger = present_names(config, objects.is_some())
             .and_then(|names| {
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
                 Ledger::load(config, &names)
@@ -126,6 +143,7 @@ impl<'c> Watch<'c> {
             sender,
             wakes,
             _watcher: watcher,
+            objects,
             _only_watch: only_watch,
             ledger,
             handled: HashMap::new(),
@@ -183,9 +201,12 @@ impl<'c> Watch<'c> {
 
     /// Blocks until a wake, the next rescan or the busy retry; `true` if asked to stop.
     fn wait(&self) -> bool {
-        let deadline = self
+        let mut deadline = self
             .busy_until
             .map_or(self.next_rescan, |b| b.min(self.next_rescan));
+        if let Some(objects) = &self.objects {
+            deadline = deadline.min(objects.due());
+        }
         let timeout = deadline.saturating_duration_since(Instant::now());
         match self.wakes.recv_timeout(timeout) {
             Ok(Wake::Stop) => true,
@@ -200,6 +221,9 @@ impl<'c> Watch<'c> {
         &mut self,
         report: &mut dyn FnMut(Report<'_>),
     ) -> Option<(InboxEntry, Fingerprint)> {
+        if self.objects.is_some() {
+            return self.next_object(report);
+        }
         if self.pending.is_empty() {
             match inbox::closed(&self.config.inbox, &self.config.set_marker) {
                 Ok(entries) => self.pending = entries.into(),
@@ -225,6 +249,33 @@ impl<'c> Watch<'c> {
             return Some((entry, fingerprint));
         }
         None
+    }
+
+    /// The oldest entry of an S3 inbox not landed: the next of the last cycle's, or, when
+    /// those are done and a cycle is due, of a new cycle. Landed is the checkpoint's say
+    /// (it records the ETag landed), so a reconcile of a large inbox reads checkpoints,
+    /// never objects.
+    fn next_object(
+        &mut self,
+        report: &mut dyn FnMut(Report<'_>),
+    ) -> Option<(InboxEntry, Fingerprint)> {
+        let objects = self.objects.as_mut()?;
+        if self.pending.is_empty() && Instant::now() >= objects.due() {
+            let config = self.config;
+            match objects.cycle(&|entry| landed_object(config, entry)) {
+                Ok(found) => self.pending = found.entries.into(),
+                Err(e) => report(Report::Trouble(&e)),
+            }
+        }
+        let entry = self.pending.pop_front()?;
+        let fingerprint = Fingerprint {
+            dev: 0,
+            ino: 0,
+            size: entry.size,
+            mtime: (0, 0),
+            ctime: (0, 0),
+        };
+        Some((entry, fingerprint))
     }
 
     /// Lands one input and reports it; `true` when the product was busy.
@@ -261,6 +312,11 @@ impl<'c> Watch<'c> {
                         report(Report::Trouble(&e));
                     }
                 }
+                if let Some(objects) = self.objects.as_mut()
+                    && outcome.status == RunStatus::Refused
+                {
+                    objects.refused(entry);
+                }
                 report(Report::Landed(&outcome));
                 false
             }
@@ -288,8 +344,22 @@ impl<'c> Watch<'c> {
     }
 }
 
-/// The names in the inbox now, to which a start compacts the ledger.
-fn present_names(config: &Config) -> Result<Vec<String>> {
+/// Whether the S3 inbox's `entry` landed at its ETag: its checkpoint records it (§13.3).
+fn landed_object(config: &Config, entry: &InboxEntry) -> bool {
+    let Ok(Some(checkpoint)) = crate::store::state::read_checkpoint(config, &entry.name) else {
+        return false;
+    };
+    checkpoint
+        .object
+        .is_some_and(|o| Some(&o.etag) == entry.etag.as_ref() && o.size == entry.size)
+}
+
+/// The names in the inbox now, to which a start compacts the ledger; none on S3, where
+/// the ledger is not kept (checkpoints tell what landed).
+fn present_names(config: &Config, s3: bool) -> Result<Vec<String>> {
+    if s3 {
+        return Ok(Vec::new());
+    }
     let entries = inbox::list(&config.inbox, &config.set_marker)?;
     Ok(entries.into_iter().map(|e| e.name).collect())
 }

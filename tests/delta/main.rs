@@ -7,12 +7,17 @@
 #![allow(clippy::unwrap_used)]
 
 mod busy;
+mod fault_proxy;
 mod features;
 mod foreign;
 mod guards;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
+mod s3_console;
+mod s3_faults;
+mod s3_inbox;
+mod s3_watch;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -19,6 +19,7 @@ mod merge;
 mod outage;
 mod parity;
 mod rules;
+mod s3_inbox;
 mod sets;
 mod splits;
 

@@ -140,6 +140,7 @@ fn first_frame(dir: &Path) {
             tool_version: "0.1.0".into(),
             table_version: None,
             parts: Vec::new(),
+            object: None,
         };
         wharf::store::state::write_checkpoint(&config, &checkpoint).expect("checkpoint");
     }

@@ -3,13 +3,12 @@
 //! asked for, a compressed one by decoding it from its first byte, once for all its lines
 //! asked for. [`ReadLine`] is one line read back.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::PathBuf;
 
 use super::forward::Forward;
 use crate::error::{Error, Result};
-use crate::input::{Codec, Part, PartReader};
+use crate::input::{Codec, Part, PartReader, Source};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -41,6 +40,8 @@ pub struct PartLines {
     pub lines: u64,
     /// Bytes stored when indexed: a part that no longer has them is read no more.
     size: u64,
+    /// An object's ETag when indexed (an S3 inbox): read only as those bytes.
+    etag: Option<String>,
     /// The byte start of lines `0, stride, 2 * stride, …`, for a plain part only.
     starts: Vec<u64>,
     stride: u64,
@@ -64,7 +65,10 @@ impl PartLines {
         let mut buf = vec![0u8; 1 << 20];
         if plain {
             // Read as stored: hashing is a landing's business, and the index is a fast pass.
-            let (mut file, mut read) = (&part.file, 0);
+            let mut file = part.source.reader_at(0).map_err(|e| {
+                Error::io(&part.path, "read the input", "is it still in the inbox?", e)
+            })?;
+            let mut read = 0;
             while let Some(n) = crate::input::read_some(&mut file, &mut buf, &part.path)? {
                 counter.feed(&buf[..n]);
                 read += n as u64;
@@ -91,6 +95,7 @@ impl PartLines {
             first_line: before,
             lines,
             size: part.size,
+            etag: part.source.etag().map(str::to_owned),
             starts,
             stride: stride.max(1),
         })
@@ -99,10 +104,10 @@ impl PartLines {
     /// Reads the input's lines `numbers` (ascending, all in this part), each cut to `keep`
     /// bytes, handing each to `each`.
     pub fn read(&self, numbers: &[u64], keep: usize, each: &mut dyn FnMut(ReadLine)) -> Result<()> {
-        let file = self.open()?;
+        let source = self.open()?;
         let io = |e| Error::io(&self.path, "read the input", "is it still in the inbox?", e);
         if self.codec == Codec::Plain {
-            let mut forward: Option<Forward<&File>> = None;
+            let mut forward: Option<Forward<Box<dyn Read + Send + '_>>> = None;
             for &number in numbers {
                 let at = number - self.first_line - 1;
                 let kept = at / self.stride * self.stride;
@@ -111,9 +116,9 @@ impl PartLines {
                     .as_ref()
                     .is_none_or(|f| f.next() > at || f.next() < kept);
                 if stale {
+                    // A file sought there, an object's range request from there.
                     let start = self.starts[(at / self.stride) as usize];
-                    (&file).seek(SeekFrom::Start(start)).map_err(io)?;
-                    forward = Some(Forward::new(&file, kept));
+                    forward = Some(Forward::new(source.reader_at(start).map_err(io)?, kept));
                 }
                 if let Some(f) = forward.as_mut() {
                     self.take(f, number, keep, each).map_err(io)?;
@@ -124,7 +129,7 @@ impl PartLines {
         let part = Part {
             path: self.path.clone(),
             name: self.name.clone(),
-            file,
+            source,
             size: self.size,
             modified: None,
             codec: self.codec,
@@ -164,17 +169,28 @@ impl PartLines {
         Ok(())
     }
 
-    /// The part's file, checked to be the size it was indexed at.
-    fn open(&self) -> Result<File> {
+    /// The part's file or object, checked to be the size (the ETag) it was indexed at.
+    fn open(&self) -> Result<Source> {
+        let changed = || Error::Input {
+            path: self.path.clone(),
+            message: "changed since its lines were indexed; open the tab again".into(),
+        };
+        if crate::s3_inbox::is_url(&self.path) {
+            let object = crate::s3_inbox::read::Object::head(&self.path)?.ok_or_else(changed)?;
+            if object.size != self.size || object.etag != self.etag {
+                return Err(changed());
+            }
+            return Ok(Source::Object(object));
+        }
         let io = |e| Error::io(&self.path, "read the input", "is it still in the inbox?", e);
-        let file = File::open(&self.path).map_err(io)?;
+        let file = std::fs::File::open(&self.path).map_err(io)?;
         if file.metadata().map_err(io)?.len() != self.size {
             return Err(Error::Input {
                 path: self.path.clone(),
                 message: "changed since its lines were indexed; open the tab again".into(),
             });
         }
-        Ok(file)
+        Ok(Source::File(file))
     }
 }
 

@@ -185,7 +185,15 @@ fn stamps_of(input: &Input) -> Result<Vec<FileStamp>> {
     input
         .parts
         .iter()
-        .map(|p| FileStamp::of(&p.file, &p.path))
+        .map(|p| match &p.source {
+            crate::input::Source::File(file) => FileStamp::of(file, &p.path),
+            // Every GET of an object asks for the ETag first seen (§13.3): its reader
+            // fails rather than read other bytes.
+            crate::input::Source::Object(_) => Ok(FileStamp {
+                size: i64::try_from(p.size).map_err(Error::internal)?,
+                mtime_ms: 0,
+            }),
+        })
         .collect()
 }
 

@@ -1,0 +1,209 @@
+//! Reading one object (CONTRACT.md §13.3): [`Object`] is what its HEAD or its listing
+//! showed (size, ETag); [`ObjectReader`] streams its bytes from an offset as a
+//! [`std::io::Read`], so the local pipeline (hash, decode, split, classify) reads it as it
+//! reads a file, in bounded memory. Every GET carries `If-Match` with the ETag seen first,
+//! so a connection cut or a 503 mid-object costs a resumed range request, and an object
+//! replaced while it is read is an error, never a splice of two versions.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use object_store::{GetOptions, GetRange, ObjectStoreExt};
+
+use super::{Bucket, locate, object_error, store_path};
+use crate::error::Result;
+
+/// Resumes of one read before it fails: each after a connection cut or an error status
+/// the store's own retries gave up on.
+const RESUMES: u32 = 8;
+
+/// What an object is, as first seen: every read of it must find these bytes.
+#[derive(Clone)]
+pub struct Object {
+    pub bucket: Arc<Bucket>,
+    pub key: String,
+    /// `s3://bucket/key`, as errors and reports name it.
+    pub url: PathBuf,
+    pub size: u64,
+    pub etag: Option<String>,
+}
+
+impl std::fmt::Debug for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Object")
+            .field("url", &self.url)
+            .field("size", &self.size)
+            .field("etag", &self.etag)
+            .finish()
+    }
+}
+
+/// The message of an object that changed while it was read.
+pub const CHANGED: &str = "changed while it was read (its ETag is no longer the one first \
+                           seen); nothing was written. Land it once its producer has \
+                           finished writing it";
+
+impl Object {
+    /// The object at `url`, by a HEAD; `None` when there is none (it may be a set).
+    pub fn head(url: &std::path::Path) -> Result<Option<Object>> {
+        let (bucket, key) = locate(url)?;
+        match bucket.block_on(bucket.store.head(&store_path(&key))) {
+            Ok(meta) => Ok(Some(Object {
+                url: url.to_owned(),
+                size: meta.size,
+                etag: meta.e_tag,
+                bucket,
+                key,
+            })),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(object_error(url, "read the object's metadata", e)),
+        }
+    }
+
+    /// A reader of its bytes from `offset` on.
+    pub fn reader_at(&self, offset: u64) -> ObjectReader {
+        ObjectReader {
+            object: self.clone(),
+            offset,
+            stream: None,
+            chunk: Bytes::new(),
+            resumes: 0,
+        }
+    }
+}
+
+/// An object's bytes from an offset, as a [`Read`].
+pub struct ObjectReader {
+    object: Object,
+    offset: u64,
+    stream: Option<BoxStream<'static, object_store::Result<Bytes>>>,
+    chunk: Bytes,
+    resumes: u32,
+}
+
+impl ObjectReader {
+    /// Resumes made so far.
+    pub fn resumes(&self) -> u32 {
+        self.resumes
+    }
+
+    /// A GET from the offset, only of the bytes first seen.
+    fn open(&mut self) -> std::io::Result<()> {
+        let options = GetOptions {
+            if_match: self.object.etag.clone(),
+            range: (self.offset > 0).then_some(GetRange::Offset(self.offset)),
+            ..GetOptions::default()
+        };
+        let path = store_path(&self.object.key);
+        let bucket = &self.object.bucket;
+        let got = bucket.block_on(bucket.store.get_opts(&path, options));
+        match got {
+            // A server that ignores If-Match still names the version it sends.
+            Ok(got) if got.meta.e_tag != self.object.etag => Err(std::io::Error::other(Failure {
+                changed: true,
+                detail: CHANGED.to_owned(),
+            })),
+            Ok(got) => {
+                self.stream = Some(got.into_stream());
+                Ok(())
+            }
+            Err(e) => Err(self.failure(e)),
+        }
+    }
+
+    /// The next bytes of the current GET, `None` at its end.
+    fn next(&mut self) -> std::io::Result<Option<Bytes>> {
+        if self.stream.is_none() {
+            self.open()?;
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(None);
+        };
+        match self.object.bucket.block_on(stream.next()) {
+            None => Ok(None),
+            Some(Ok(bytes)) => Ok(Some(bytes)),
+            Some(Err(e)) => Err(self.failure(e)),
+        }
+    }
+
+    fn failure(&self, e: object_store::Error) -> std::io::Error {
+        let changed = matches!(
+            e,
+            object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }
+        );
+        let detail = if changed {
+            CHANGED.to_owned()
+        } else {
+            crate::store::objects::scrub(&e.to_string())
+        };
+        std::io::Error::other(Failure { changed, detail })
+    }
+
+    /// After a failed or short GET: waits, then the next one starts where this stopped.
+    fn resume(&mut self, why: std::io::Error) -> std::io::Result<()> {
+        let changed = why
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<Failure>())
+            .is_some_and(|f| f.changed);
+        if changed || self.resumes >= RESUMES {
+            return Err(why);
+        }
+        self.resumes += 1;
+        self.stream = None;
+        std::thread::sleep(Duration::from_millis(50 << self.resumes.min(5)));
+        Ok(())
+    }
+}
+
+impl Read for ObjectReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if !self.chunk.is_empty() {
+                let n = self.chunk.len().min(out.len());
+                out[..n].copy_from_slice(&self.chunk[..n]);
+                self.chunk = self.chunk.slice(n..);
+                self.offset += n as u64;
+                return Ok(n);
+            }
+            if self.offset >= self.object.size || out.is_empty() {
+                return Ok(0);
+            }
+            match self.next() {
+                Ok(Some(bytes)) => self.chunk = bytes,
+                // Ended before the size first seen: the connection closed early.
+                Ok(None) => self.resume(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the object ended before its size",
+                ))?,
+                Err(e) => self.resume(e)?,
+            }
+        }
+    }
+}
+
+/// Why a read of an object failed.
+#[derive(Debug)]
+struct Failure {
+    changed: bool,
+    detail: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Whether `e` is a read of an object that changed while it was read.
+pub fn is_changed(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .and_then(|e| e.downcast_ref::<Failure>())
+        .is_some_and(|f| f.changed)
+}
