@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use parquet::file::reader::SerializedFileReader;
 
-use crate::contract::{Date, Record, Schema};
+use crate::contract::{Date, Record, Schema, Value};
 use crate::error::{Error, Result};
 use crate::land::commit::Found;
 use crate::land::delta;
 use crate::plan::PartitionEntry;
 use crate::store::dataset::{self, Dataset};
+use crate::store::key_files::Footer;
 use crate::store::parquet_files;
 
 /// The version `found` read.
@@ -92,6 +93,33 @@ impl Dataset for TableVersion<'_> {
         }
         by_date.values_mut().for_each(|paths| paths.sort());
         Some(by_date)
+    }
+
+    fn footers(&self, date: Date, schema: &Schema) -> Result<Vec<Footer>> {
+        let mut footers = Vec::new();
+        for file in self.0.files.iter().filter(|f| f.date == date) {
+            let table = &self.0.table;
+            let mut fetch = |start, len| table.fetch_range(&file.path, start, len);
+            footers.push(Footer::read(&file.path, file.size, schema, &mut fetch)?);
+        }
+        Ok(dataset::in_key_order(footers))
+    }
+
+    fn may_hold(&self, footer: &Footer, keys: &[Value]) -> Result<bool> {
+        let table = &self.0.table;
+        footer.may_hold(keys, &mut |start, len| {
+            table.fetch_range(&footer.path, start, len)
+        })
+    }
+
+    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
+        let (reader, named) = self.reader(path)?;
+        parquet_files::read_records(reader, &named, schema)
+    }
+
+    fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
+        let (reader, named) = self.reader(path)?;
+        parquet_files::hours_of(reader, &named, schema)
     }
 
     fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool {

@@ -26,7 +26,7 @@ pub use events::{EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use rowset::RowSet;
 pub use tally::{Finish, Ranking, Summary, Tally};
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
@@ -38,10 +38,11 @@ use crate::error::Result;
 use crate::input::{self, Input, PartDigest};
 use crate::pipeline;
 use crate::plan::{
-    self, Batch, Census, DateCensus, Event, Manifest, MergeCounts, Merged, Plan, PublishedRows,
+    self, Batch, Census, DateCensus, Event, FileOut, Manifest, MergeCounts, Merged, Plan,
+    PublishedFile, PublishedFiles,
 };
 use crate::store::dataset::Dataset;
-use crate::store::{atomic, keys, state};
+use crate::store::{atomic, state};
 use scratch::FileScratch;
 
 /// How the local engine reads its input. Every shipped path uses [`ReadOptions::default`];
@@ -65,8 +66,11 @@ impl Default for ReadOptions {
 #[derive(Default)]
 pub struct LocalEngine {
     read: ReadOptions,
-    /// Each date's whole new rows, sorted by key (empty: a merge retires the date).
+    /// Each date's whole new rows, sorted by key (empty: a merge retires the date); in
+    /// merge mode, the rows of the files it writes.
     partitions: BTreeMap<Date, RowSet>,
+    /// Merge mode: each date's files after the batch, kept or written (§10.4).
+    layouts: BTreeMap<Date, Vec<FileOut>>,
     /// What its censuses are for.
     purpose: Purpose,
     /// The last census's events by key, when [`LocalEngine::planning`] asked for them.
@@ -123,11 +127,12 @@ impl Engine for LocalEngine {
         &mut self,
         config: &Config,
         input: &Input,
-        manifest: &Manifest,
+        _manifest: &Manifest,
         dataset: &dyn Dataset,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.partitions.clear();
+        self.layouts.clear();
         self.events_by_key = None;
         let (parts, mut summary) =
             read_and_summarise(config, input, self.read, self.purpose, progress)?;
@@ -163,7 +168,7 @@ impl Engine for LocalEngine {
                     .collect()
             }
             WriteMode::Merge => {
-                let merged = merge_batch(config, manifest, dataset, &summary)?;
+                let merged = merge_batch(config, dataset, &summary)?;
                 counts.stale = merged.stale;
                 counts.ties_by_arrival += merged.ties_by_arrival;
                 let mut dates = BTreeMap::new();
@@ -173,21 +178,20 @@ impl Engine for LocalEngine {
                         updated: m.updated,
                         moved_in: m.moved_in,
                         moved_out: m.moved_out,
+                        files_read: m.files_read,
+                        files_rewritten: m.files_rewritten,
+                        rows_rewritten: m.rows.len() as u64,
                     };
-                    let rows = m.rows.len() as u64;
-                    dates.insert(
-                        d,
-                        DateCensus {
-                            rows,
-                            merge: Some(merge),
-                            by_hour: Some(plan::rows_by_hour(
-                                m.rows.iter().map(|e| &e.record),
-                                config.schema.date_of,
-                            )),
-                        },
-                    );
+                    let by_hour = merged_hours(dataset, config, &m)?;
+                    let census = DateCensus {
+                        rows: m.rows_after,
+                        merge: Some(merge),
+                        by_hour: Some(by_hour),
+                    };
+                    dates.insert(d, census);
                     self.partitions
                         .insert(d, RowSet::from_events(fields, &m.rows));
+                    self.layouts.insert(d, m.files);
                 }
                 dates
             }
@@ -217,6 +221,7 @@ impl Engine for LocalEngine {
         }
         // Taken: the rows are freed once staged, not held until the next census.
         let partitions = std::mem::take(&mut self.partitions);
+        let layouts = std::mem::take(&mut self.layouts);
         let mut staged = Staged::default();
         for date in plan.dates_with_rows().map(|d| d.event_date) {
             let Some(rows) = partitions.get(&date) else {
@@ -227,36 +232,43 @@ impl Engine for LocalEngine {
             progress(Progress::Staging { date });
             let folder = state::partition_dir(staging, date);
             atomic::create_dir_all(&folder)?;
-            let written =
-                parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
-            staged.files.insert(date, written.len() as u64);
+            let files = match layouts.get(&date) {
+                Some(layout) => {
+                    let kept = stage_layout(&folder, &config.schema, rows, layout)?;
+                    staged.carried.insert(date, kept);
+                    layout.len()
+                }
+                None => {
+                    parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?
+                        .len()
+                }
+            };
+            staged.files.insert(date, files as u64);
             atomic::sync_dir(&folder)?;
-        }
-        if config.write_mode == WriteMode::Merge {
-            staged.keys = Some(keys_by_date(&partitions, config, plan));
         }
         Ok(staged)
     }
 }
 
-/// Merge mode: the keys each date of `plan` holds after the run, for `keys.json`.
-fn keys_by_date(
-    partitions: &BTreeMap<Date, RowSet>,
-    config: &Config,
-    plan: &Plan,
-) -> BTreeMap<Date, Vec<Value>> {
-    plan.dates
-        .iter()
-        .filter_map(|d| {
-            partitions
-                .get(&d.event_date)
-                .map(|rows| (d.event_date, rows))
-        })
-        .map(|(date, rows)| {
-            let keys = (0..rows.len()).map(|i| rows.value(i, config.schema.key));
-            (date, keys.collect())
-        })
-        .collect()
+/// Writes the new files of a merged date's `layout` into `folder`, each under its place
+/// in the date's key order; returns the kept files with theirs.
+fn stage_layout(
+    folder: &Path,
+    schema: &crate::contract::Schema,
+    rows: &RowSet,
+    layout: &[FileOut],
+) -> Result<Vec<(String, u64)>> {
+    let mut kept = Vec::new();
+    for (n, file) in layout.iter().enumerate() {
+        match file {
+            FileOut::Kept(path) => kept.push((path.clone(), n as u64)),
+            FileOut::Written(range) => {
+                let path = folder.join(parquet::part_name(n as u64));
+                parquet::write_file(&path, schema, rows, range.clone())?;
+            }
+        }
+    }
+    Ok(kept)
 }
 
 /// Reads `input` (its SHA-256, every line classified and tallied) into a summary. A file
@@ -388,38 +400,81 @@ fn read_and_tally<'c>(
     Ok((digests?, Tally::from_stages(log, ranking)))
 }
 
-/// §10: reads the published rows the batch's winners meet and merges them.
-fn merge_batch(
-    config: &Config,
-    manifest: &Manifest,
-    dataset: &dyn Dataset,
-    summary: &Summary,
-) -> Result<Merged> {
+/// §10: finds the published files the batch's winners meet by their footers and bloom
+/// filters (§10.5), reads those, and merges.
+fn merge_batch(config: &Config, dataset: &dyn Dataset, summary: &Summary) -> Result<Merged> {
     let schema = &config.schema;
-    let live = keys::load(config, manifest, dataset)?;
     let winners: Vec<Event> = summary.winners.events().collect();
-    let mut dates: BTreeSet<Date> = BTreeSet::new();
+    let mut keys: Vec<Value> = winners
+        .iter()
+        .map(|w| w.record[schema.key].clone())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut own: BTreeMap<Date, Vec<&Value>> = BTreeMap::new();
     for winner in &winners {
-        dates.extend(
-            winner.record[schema.date_of]
-                .instant()
-                .map(|i| i.utc_date()),
-        );
-        dates.extend(
-            live.get(&winner.record[schema.key])
-                .into_iter()
-                .flatten()
-                .copied(),
-        );
+        if let Some(date) = winner.record[schema.date_of]
+            .instant()
+            .map(|i| i.utc_date())
+        {
+            own.entry(date)
+                .or_default()
+                .push(&winner.record[schema.key]);
+        }
     }
-    let present: BTreeSet<Date> = dataset.dates()?.into_iter().collect();
-    let mut published = PublishedRows::default();
-    for date in dates.intersection(&present) {
-        published
-            .by_date
-            .insert(*date, dataset.rows(*date, schema)?);
+    let mut published = PublishedFiles::default();
+    for date in dataset.dates()? {
+        let footers = dataset.footers(date, schema)?;
+        let mut files: Vec<PublishedFile> = footers
+            .iter()
+            .map(|f| PublishedFile {
+                path: f.path.clone(),
+                rows: f.rows,
+                min: f.min().cloned(),
+                max: f.max().cloned(),
+                read: None,
+            })
+            .collect();
+        // A new key of the date rewrites the file its range falls in: read it too.
+        let mut wanted = vec![false; files.len()];
+        for key in own.get(&date).into_iter().flatten() {
+            if let Some(at) = plan::merge::file_for(&files, key, config.target_file_rows) {
+                wanted[at] = true;
+            }
+        }
+        for (at, footer) in footers.iter().enumerate() {
+            if !wanted[at] && dataset.may_hold(footer, &keys)? {
+                wanted[at] = true;
+            }
+        }
+        for (file, _) in files.iter_mut().zip(&wanted).filter(|(_, w)| **w) {
+            file.read = Some(dataset.file_rows(&file.path, schema)?);
+        }
+        published.by_date.insert(date, files);
     }
-    Ok(plan::merge::merge(&winners, &published, schema))
+    Ok(plan::merge::merge_files(
+        &winners,
+        &published,
+        schema,
+        config.target_file_rows,
+    ))
+}
+
+/// A merged date's rows by hour: its kept files' (their hour column read) and its
+/// written rows'.
+fn merged_hours(
+    dataset: &dyn Dataset,
+    config: &Config,
+    merged: &plan::merge::MergedDate,
+) -> Result<[u64; 24]> {
+    let schema = &config.schema;
+    let mut hours = plan::rows_by_hour(merged.rows.iter().map(|e| &e.record), schema.date_of);
+    for file in &merged.files {
+        if let FileOut::Kept(path) = file {
+            crate::store::dataset::add_hours(&mut hours, dataset.file_hours(path, schema)?);
+        }
+    }
+    Ok(hours)
 }
 
 /// The winners grouped by `event_date`, each group still sorted by key; `counted` is
