@@ -32,8 +32,21 @@ impl TableVersion<'_> {
     /// `date`'s files as the diff reads them, fetched; `None` when one of them is no
     /// longer stored (a removed generation the vacuum let go).
     pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::diff::read::Source>>> {
+        self.sources_except(date, &std::collections::BTreeSet::new())
+    }
+
+    /// [`TableVersion::sources`] without the files `kept` names (a merge's carried files).
+    pub fn sources_except(
+        &self,
+        date: Date,
+        kept: &std::collections::BTreeSet<String>,
+    ) -> Result<Option<Vec<crate::diff::read::Source>>> {
         let mut sources = Vec::new();
-        for path in self.files_of(date) {
+        for path in self
+            .files_of(date)
+            .into_iter()
+            .filter(|p| !kept.contains(p))
+        {
             let Some(bytes) = self.0.table.fetch_if_stored(&path)? else {
                 return Ok(None);
             };

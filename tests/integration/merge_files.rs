@@ -181,3 +181,37 @@ fn restored_rows(publish: &Path) -> usize {
         .map(|p| crate::kit::read_rows(&p).len())
         .sum()
 }
+
+/// `wharf diff` of a batch that rewrites one file of three names its one change and
+/// counts the carried files' rows as unchanged; then the run changes exactly that.
+#[test]
+fn a_diff_of_a_partial_rewrite_names_its_change_and_counts_the_rest_unchanged() {
+    let product = product();
+    six_keys(&product);
+    let batch = product.input(
+        "b2.jsonl",
+        &[&event("b1", 30, "PAID", "2024-03-01T11:00:00Z")],
+    );
+    let out = product.cmd(&["diff"]).arg(&batch).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("event_date=2024-03-01  inserted 0 · removed 0 · updated 1 · unchanged 5"),
+        "{text}"
+    );
+    let json = product
+        .cmd(&["diff", "--json"])
+        .arg(&batch)
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|l: &serde_json::Value| l.get("key").is_some())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        (&lines[0]["key"], &lines[0]["change"]),
+        (&30.into(), &"updated".into())
+    );
+}
