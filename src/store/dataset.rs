@@ -1,6 +1,7 @@
-//! What a merge (CONTRACT.md §10) and its key index read of the published dataset, for
-//! either kind of publish root: which dates it holds, the rows of one date, and whether
-//! the manifest's record of a date still describes it. [`HiveFolders`] is the
+//! What a merge (CONTRACT.md §10) reads of the published dataset, for either kind of
+//! publish root: which dates it holds, the rows of one date, each file's footer and bloom
+//! filters (where its keys lie, §10.5) and rows, and whether the manifest's record of a
+//! date still describes it. [`HiveFolders`] is the
 //! `event_date=D` folders of a local root; the Delta table's version is
 //! `crate::land::delta_read::TableVersion`.
 
