@@ -13,6 +13,7 @@
 pub mod by_key;
 pub mod events;
 mod key_index;
+mod merge;
 pub mod parquet;
 mod rows;
 pub mod rowset;
@@ -33,14 +34,11 @@ use std::sync::mpsc::sync_channel;
 
 use super::{Engine, Progress, Staged};
 use crate::config::{Config, WriteMode};
-use crate::contract::{Date, Value};
+use crate::contract::Date;
 use crate::error::Result;
 use crate::input::{self, Input, PartDigest};
 use crate::pipeline;
-use crate::plan::{
-    self, Batch, Census, DateCensus, Event, FileOut, Manifest, MergeCounts, Merged, Plan,
-    PublishedFile, PublishedFiles,
-};
+use crate::plan::{Batch, Census, DateCensus, FileOut, Manifest, MergeCounts, Plan};
 use crate::store::dataset::Dataset;
 use crate::store::{atomic, state};
 use scratch::FileScratch;
@@ -168,7 +166,7 @@ impl Engine for LocalEngine {
                     .collect()
             }
             WriteMode::Merge => {
-                let merged = merge_batch(config, dataset, &summary)?;
+                let merged = merge::merge_batch(config, dataset, &summary)?;
                 counts.stale = merged.stale;
                 counts.ties_by_arrival += merged.ties_by_arrival;
                 let mut dates = BTreeMap::new();
@@ -182,7 +180,7 @@ impl Engine for LocalEngine {
                         files_rewritten: m.files_rewritten,
                         rows_rewritten: m.rows.len() as u64,
                     };
-                    let by_hour = merged_hours(dataset, config, &m)?;
+                    let by_hour = merge::merged_hours(dataset, config, &m)?;
                     let census = DateCensus {
                         rows: m.rows_after,
                         merge: Some(merge),
@@ -234,7 +232,7 @@ impl Engine for LocalEngine {
             atomic::create_dir_all(&folder)?;
             let files = match layouts.get(&date) {
                 Some(layout) => {
-                    let kept = stage_layout(&folder, &config.schema, rows, layout)?;
+                    let kept = merge::stage_layout(&folder, &config.schema, rows, layout)?;
                     staged.carried.insert(date, kept);
                     layout.len()
                 }
@@ -248,27 +246,6 @@ impl Engine for LocalEngine {
         }
         Ok(staged)
     }
-}
-
-/// Writes the new files of a merged date's `layout` into `folder`, each under its place
-/// in the date's key order; returns the kept files with theirs.
-fn stage_layout(
-    folder: &Path,
-    schema: &crate::contract::Schema,
-    rows: &RowSet,
-    layout: &[FileOut],
-) -> Result<Vec<(String, u64)>> {
-    let mut kept = Vec::new();
-    for (n, file) in layout.iter().enumerate() {
-        match file {
-            FileOut::Kept(path) => kept.push((path.clone(), n as u64)),
-            FileOut::Written(range) => {
-                let path = folder.join(parquet::part_name(n as u64));
-                parquet::write_file(&path, schema, rows, range.clone())?;
-            }
-        }
-    }
-    Ok(kept)
 }
 
 /// Reads `input` (its SHA-256, every line classified and tallied) into a summary. A file
@@ -398,83 +375,6 @@ fn read_and_tally<'c>(
         (digests, ranking)
     });
     Ok((digests?, Tally::from_stages(log, ranking)))
-}
-
-/// §10: finds the published files the batch's winners meet by their footers and bloom
-/// filters (§10.5), reads those, and merges.
-fn merge_batch(config: &Config, dataset: &dyn Dataset, summary: &Summary) -> Result<Merged> {
-    let schema = &config.schema;
-    let winners: Vec<Event> = summary.winners.events().collect();
-    let mut keys: Vec<Value> = winners
-        .iter()
-        .map(|w| w.record[schema.key].clone())
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    let mut own: BTreeMap<Date, Vec<&Value>> = BTreeMap::new();
-    for winner in &winners {
-        if let Some(date) = winner.record[schema.date_of]
-            .instant()
-            .map(|i| i.utc_date())
-        {
-            own.entry(date)
-                .or_default()
-                .push(&winner.record[schema.key]);
-        }
-    }
-    let mut published = PublishedFiles::default();
-    for date in dataset.dates()? {
-        let footers = dataset.footers(date, schema)?;
-        let mut files: Vec<PublishedFile> = footers
-            .iter()
-            .map(|f| PublishedFile {
-                path: f.path.clone(),
-                rows: f.rows,
-                min: f.min().cloned(),
-                max: f.max().cloned(),
-                read: None,
-            })
-            .collect();
-        // A new key of the date rewrites the file its range falls in: read it too.
-        let mut wanted = vec![false; files.len()];
-        for key in own.get(&date).into_iter().flatten() {
-            if let Some(at) = plan::merge::file_for(&files, key, config.target_file_rows) {
-                wanted[at] = true;
-            }
-        }
-        for (at, footer) in footers.iter().enumerate() {
-            if !wanted[at] && dataset.may_hold(footer, &keys)? {
-                wanted[at] = true;
-            }
-        }
-        for (file, _) in files.iter_mut().zip(&wanted).filter(|(_, w)| **w) {
-            file.read = Some(dataset.file_rows(&file.path, schema)?);
-        }
-        published.by_date.insert(date, files);
-    }
-    Ok(plan::merge::merge_files(
-        &winners,
-        &published,
-        schema,
-        config.target_file_rows,
-    ))
-}
-
-/// A merged date's rows by hour: its kept files' (their hour column read) and its
-/// written rows'.
-fn merged_hours(
-    dataset: &dyn Dataset,
-    config: &Config,
-    merged: &plan::merge::MergedDate,
-) -> Result<[u64; 24]> {
-    let schema = &config.schema;
-    let mut hours = plan::rows_by_hour(merged.rows.iter().map(|e| &e.record), schema.date_of);
-    for file in &merged.files {
-        if let FileOut::Kept(path) = file {
-            crate::store::dataset::add_hours(&mut hours, dataset.file_hours(path, schema)?);
-        }
-    }
-    Ok(hours)
 }
 
 /// The winners grouped by `event_date`, each group still sorted by key; `counted` is
