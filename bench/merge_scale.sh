@@ -124,7 +124,7 @@ timed() { # $1 = dates, $2 = tool, $3 = rep, command...: one row of TSV
   local s=$1 tool=$2 rep=$3; shift 3
   $TIME -f '%e %M' -o "$WORK/time.txt" "$@" >"$WORK/out.txt"
   read -r wall rss <"$WORK/time.txt"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$tool" "$rep" "$wall" "$rss" "$(tr -d '\n\t' <"$WORK/out.txt" | head -c 400)" >>"$TSV"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$tool" "$rep" "$wall" "$rss" "$(tr -d '\n\t' <"$WORK/out.txt")" >>"$TSV"
 }
 for s in "${sizes[@]}"; do
   for ((rep = 0; rep < REPS; rep++)); do
@@ -137,25 +137,32 @@ for s in "${sizes[@]}"; do
   done
 done
 
-{
-  echo "| table | tool | batch wall (median of $REPS) | peak RSS | files read / rewritten (newest date) |"
-  echo "|---|---|---:|---:|---|"
-  for s in "${sizes[@]}"; do
-    for tool in wharf-hive wharf-delta delta-rs; do
-      walls=$(awk -F'\t' -v s="$s" -v t="$tool" '$1 == s && $2 == t {print $4}' "$TSV")
-      rss=$(awk -F'\t' -v s="$s" -v t="$tool" '$1 == s && $2 == t {print $5}' "$TSV" | sort -n | tail -1)
-      detail=$(awk -F'\t' -v s="$s" -v t="$tool" '$1 == s && $2 == t {print $6; exit}' "$TSV")
-      files=$(printf '%s' "$detail" | "$PY" -c 'import json,sys
-try:
-    d = json.loads(sys.stdin.read())
-except Exception:
-    print(""); sys.exit()
-if "dates" in d:
-    day = d["dates"][-1]; print(f"{day.get(\"files_read\")} / {day.get(\"files_rewritten\")} ({day.get(\"rows_rewritten\")} rows)")
-else:
-    m = d["metrics"]; print(f"merge call {d[\"merge_s\"]} s; files added {m[\"num_target_files_added\"]} / removed {m[\"num_target_files_removed\"]}")')
-      # shellcheck disable=SC2086
-      printf '| %s dates, %s keys | %s | %s s | %s MiB | %s |\n' "$s" "$((s * 290))k" "$tool" "$(median $walls)" "$((rss / 1024))" "$files"
-    done
-  done
-} | tee "$OUT/merge_scale.md"
+"$PY" - "$TSV" "$REPS" "${sizes[@]}" <<'PY' | tee "$OUT/merge_scale.md"
+import csv, json, statistics, sys
+tsv, reps, sizes = sys.argv[1], sys.argv[2], sys.argv[3:]
+runs = list(csv.DictReader(open(tsv), delimiter="\t"))
+print(f"| table | tool | batch wall (median of {reps}) | peak RSS (max) | files read / rewritten, rows written |")
+print("|---|---|---:|---:|---|")
+for size in sizes:
+    for tool in ("wharf-hive", "wharf-delta", "delta-rs"):
+        mine = [r for r in runs if r["dates"] == size and r["tool"] == tool]
+        if not mine:
+            continue
+        wall = statistics.median(float(r["wall_s"]) for r in mine)
+        rss = max(int(r["maxrss_kib"]) for r in mine) / 1024
+        try:
+            out = json.loads(mine[0]["detail"])
+        except ValueError:
+            out = {}
+        if "dates" in out:
+            day = out["dates"][-1]
+            what = f"{day['files_read']} / {day['files_rewritten']}, {day['rows_rewritten']} rows"
+        elif "metrics" in out:
+            m = out["metrics"]
+            what = (f"MERGE call {out['merge_s']} s; files added {m['num_target_files_added']}, "
+                    f"removed {m['num_target_files_removed']}")
+        else:
+            what = ""
+        keys = int(size) * 290
+        print(f"| {size} dates, {keys}k keys | {tool} | {wall:.2f} s | {rss:.0f} MiB | {what} |")
+PY

@@ -126,8 +126,9 @@ impl Dataset for TableVersion<'_> {
     }
 
     fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
-        let (reader, named) = self.reader(path)?;
-        parquet_files::read_records(reader, &named, schema)
+        let source =
+            crate::diff::read::Source::Fetched(self.named(path), self.0.table.fetch(path)?);
+        crate::diff::read::Rows::of(vec![source], schema).collect()
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {

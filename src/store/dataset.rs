@@ -121,8 +121,9 @@ impl Dataset for HiveFolders<'_> {
     }
 
     fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
-        let path = self.0.join(path);
-        parquet_files::read_records(parquet_files::open_reader(&path)?, &path, schema)
+        // Columns at a time, as the diff reads: a merge reads its files whole.
+        let source = crate::diff::read::Source::Path(self.0.join(path));
+        crate::diff::read::Rows::of(vec![source], schema).collect()
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
