@@ -59,23 +59,9 @@ max_rejected_lines = 1000000
 max_dates = 2
 write_mode = "$3"
 
-[schema]
-key = "order_id"
-order_by = "updated_at"
-tiebreak = "seq"
-event_id = "event_id"
-partition_by_date_of = "updated_at"
-prohibited = ["email", "name", "payment_token"]
-
-[schema.fields]
-event_id   = { type = "string",    required = true }
-order_id   = { type = "int",       required = true }
-status     = { type = "string",    required = true }
-updated_at = { type = "timestamp", required = true }
-seq        = { type = "int",       required = false }
-courier_id = { type = "string",    required = false }
-city       = { type = "string",    required = false }
 TOML
+  # The same schema as compare.sh's product.
+  sed -n '/^\[schema\]/,/^city /p' "$BENCH/compare.sh" >>"$1/wharf.toml"
 }
 
 # shifted D FILE: the day moved D days on (from 2024-04-01), its order ids prefixed.
