@@ -238,8 +238,15 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         };
         let change = date.merge.map_or(String::new(), |m| {
             format!(
-                "  inserted {} · updated {} · moved in {} · moved out {}",
-                m.inserted, m.updated, m.moved_in, m.moved_out
+                "  inserted {} · updated {} · moved in {} · moved out {} · files read {} · \
+                 rewritten {} ({} rows)",
+                m.inserted,
+                m.updated,
+                m.moved_in,
+                m.moved_out,
+                m.files_read,
+                m.files_rewritten,
+                m.rows_rewritten
             )
         });
         out.push_str(&format!(

@@ -50,6 +50,8 @@ pub struct Config {
     /// Replace mode: refuse a date growing past this many times its rows (0: off, §5.10).
     pub max_growth: f64,
     pub files_per_date: usize,
+    /// Merge mode: rows per file within a date, split by key range (§10.4).
+    pub target_file_rows: u64,
     pub publish_empty: bool,
     pub keep_generations: usize,
     pub max_line_bytes: usize,
@@ -92,6 +94,8 @@ struct RawConfig {
     max_growth: f64,
     #[serde(default = "defaults::one")]
     files_per_date: i64,
+    #[serde(default = "defaults::target_file_rows")]
+    target_file_rows: i64,
     #[serde(default)]
     publish_empty: bool,
     #[serde(default = "defaults::keep_generations")]
@@ -158,6 +162,9 @@ mod defaults {
     }
     pub fn one() -> i64 {
         1
+    }
+    pub fn target_file_rows() -> i64 {
+        1_000_000
     }
     pub fn keep_generations() -> i64 {
         3
@@ -322,6 +329,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     let max_rejected_lines = at_least("max_rejected_lines", raw.max_rejected_lines, 0)? as u64;
     let max_dates = at_least("max_dates", raw.max_dates, 1)? as usize;
     let files_per_date = at_least("files_per_date", raw.files_per_date, 1)? as usize;
+    let target_file_rows = at_least("target_file_rows", raw.target_file_rows, 1)? as u64;
     let keep_generations = at_least("keep_generations", raw.keep_generations, 1)? as usize;
     let max_line_bytes = at_least("max_line_bytes", raw.max_line_bytes, 1)? as usize;
     if max_line_bytes > MAX_LINE_BYTES {
@@ -371,6 +379,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         max_shrink: raw.max_shrink,
         max_growth: raw.max_growth,
         files_per_date,
+        target_file_rows,
         publish_empty: raw.publish_empty,
         keep_generations,
         max_line_bytes,
@@ -1021,6 +1030,7 @@ seq        = { type = "int" }
         for (head, field) in [
             ("max_dates = 0", "max_dates"),
             ("files_per_date = -1", "files_per_date"),
+            ("target_file_rows = 0", "target_file_rows"),
             ("max_line_bytes = 0", "max_line_bytes"),
             ("keep_generations = 0", "keep_generations"),
             ("max_rejected_lines = -5", "max_rejected_lines"),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::{Config, EngineKind};
-use crate::contract::{Date, Value};
+use crate::contract::Date;
 use crate::error::Result;
 use crate::input::Input;
 use crate::plan::keyed::{Collapsed, EventsByKey};
@@ -43,10 +43,11 @@ pub enum Progress {
 pub struct Staged {
     /// Parquet files written per date, under the contract's names.
     pub files: BTreeMap<Date, u64>,
-    /// Merge mode, for an engine that keeps `keys.json`: the keys each touched date holds
-    /// after the run (empty for a date the run retires). `None` leaves the index to be
-    /// rebuilt from the published files, as a stale entry is.
-    pub keys: Option<BTreeMap<Date, Vec<Value>>>,
+    /// Merge mode, for an engine that rewrites files, not dates (§10.4): per date, the
+    /// published files (relative to the root) that carry over into its new generation,
+    /// each with its place in the date's key order (the staged files take the others).
+    /// A date without an entry was staged whole.
+    pub carried: BTreeMap<Date, Vec<(String, u64)>>,
 }
 
 /// A folder inside a Delta table's storage, for an engine whose executors write where the

@@ -1,8 +1,8 @@
 //! EFFECTS. §6.2–6.4 for a Delta publish root (CONTRACT.md §12): the new files are put
 //! under names no version references (`event_date=D/part-<generation>-<n>.parquet`), then
 //! one commit removes every file of the replaced dates and adds the new ones (in merge
-//! mode, of every date the merge touched: a date it emptied gets no new file); merge
-//! mode's key index, the manifest and the checkpoint follow, naming the version.
+//! mode, only the files of each date the merge rewrote: a date it emptied gets no new
+//! file); the manifest and the checkpoint follow, naming the version.
 //!
 //! The files get there one of two ways: the local engine stages them in a folder of the
 //! state root and each is uploaded; the Spark engine's executors write them into the
@@ -20,17 +20,16 @@ use std::path::PathBuf;
 
 use delta_kernel::SnapshotRef;
 
-use crate::config::{Config, WriteMode};
+use crate::config::Config;
 use crate::engine::{Engine, Progress, Staged, WrittenFile};
 use crate::error::{Error, Result};
 use crate::land::delta::folder::{InTable, staging_folder};
 use crate::land::delta::{self, AddFile, CommitNote, NewFile, Table, TableFile};
 use crate::land::delta_pending;
-use crate::land::delta_read::TableVersion;
 use crate::land::delta_trash;
 use crate::land::folder;
 use crate::plan::{Manifest, Owner, PartitionEntry, Plan, Published, PublishedDate};
-use crate::store::{atomic, failpoint, keys, state};
+use crate::store::{atomic, failpoint, state};
 
 /// The table as a landing found it: what planning decided against and publishing
 /// commits over (the version the commit must follow).
@@ -151,10 +150,10 @@ fn table_name(generation: &str, date: crate::contract::Date, n: u64) -> String {
     format!("event_date={date}/part-{generation}-{n:05}.parquet")
 }
 
-/// The files to add, and merge mode's key index.
+/// The files to add, and merge mode's files that carry over (§10.4, [`Staged::carried`]).
 type Uploaded = (
     Vec<AddFile>,
-    Option<BTreeMap<crate::contract::Date, Vec<crate::contract::Value>>>,
+    BTreeMap<crate::contract::Date, Vec<(String, u64)>>,
 );
 
 /// The local engine's way: the engine stages on Wharf's disk, each file is uploaded
@@ -170,7 +169,7 @@ fn upload_staged(
 ) -> Result<Uploaded> {
     folder::remove_dir_all(staging)?;
     atomic::create_dir_all(staging)?;
-    let Staged { keys, .. } = engine.stage(config, plan, staging, progress)?;
+    let Staged { carried, .. } = engine.stage(config, plan, staging, progress)?;
     failpoint::hit("after_stage");
     let mut new_files: Vec<NewFile> = Vec::new();
     let staged: Vec<(crate::contract::Date, PathBuf)> = state::list_partitions(staging)?;
@@ -205,7 +204,7 @@ fn upload_staged(
             size,
         });
     }
-    Ok((uploaded, keys))
+    Ok((uploaded, carried))
 }
 
 /// The cluster's way (CONTRACT.md §12.1): the engine's executors write into a staging
@@ -294,20 +293,26 @@ pub fn publish(
     let generation = super::generation_id(now, plan);
     clean_pending(config, found)?;
     let staging = staging_dir(config);
-    let (uploaded, keys) = match write_in_table(config, engine, plan, found, &generation, progress)
-    {
-        Some(written) => (written?, None),
-        None => upload_staged(config, engine, plan, found, &generation, &staging, progress)?,
-    };
+    let (uploaded, carried) =
+        match write_in_table(config, engine, plan, found, &generation, progress) {
+            Some(written) => (written?, BTreeMap::new()),
+            None => upload_staged(config, engine, plan, found, &generation, &staging, progress)?,
+        };
     let paths: Vec<String> = uploaded.iter().map(|f| f.path.clone()).collect();
     failpoint::hit("after_upload");
 
     let touched: BTreeSet<crate::contract::Date> =
         plan.dates.iter().map(|d| d.event_date).collect();
+    // A merged date keeps the files its batch did not rewrite (§10.4).
+    let kept: BTreeSet<&str> = carried
+        .values()
+        .flatten()
+        .map(|(path, _)| path.as_str())
+        .collect();
     let remove: BTreeSet<String> = found
         .files
         .iter()
-        .filter(|f| touched.contains(&f.date))
+        .filter(|f| touched.contains(&f.date) && !kept.contains(f.path.as_str()))
         .map(|f| f.path.clone())
         .collect();
     let note = CommitNote {
@@ -356,6 +361,10 @@ pub fn publish(
     let _ = found.table.checkpoint_if_due(config, version);
 
     let mut by_date: BTreeMap<crate::contract::Date, Vec<String>> = BTreeMap::new();
+    for (date, files) in &carried {
+        let paths = files.iter().map(|(path, _)| path.clone());
+        by_date.entry(*date).or_default().extend(paths);
+    }
     for file in &uploaded {
         by_date
             .entry(file.date)
@@ -364,7 +373,8 @@ pub fn publish(
     }
     for date_plan in &plan.dates {
         let key = date_plan.event_date.to_string();
-        let files = by_date.remove(&date_plan.event_date).unwrap_or_default();
+        let mut files = by_date.remove(&date_plan.event_date).unwrap_or_default();
+        files.sort(); // as the version lists them (§12.5's owner compares the two)
         if files.is_empty() {
             manifest.dates.remove(&key);
             continue;
@@ -383,12 +393,6 @@ pub fn publish(
                 run_id: Some(plan.run_id.clone()),
             },
         );
-    }
-    if let Some(written) = keys.filter(|_| config.write_mode == WriteMode::Merge) {
-        // Entries of dates this commit left alone stay valid: the found version holds
-        // there what the manifest records.
-        let before = TableVersion(found);
-        keys::write(config, &manifest, &before, &written, now)?;
     }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");

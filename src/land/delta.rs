@@ -334,6 +334,17 @@ impl Table {
         fetched.ok_or_else(|| self.error("read a data file", format!("{path} is not stored")))
     }
 
+    /// `len` bytes of the data file `path` from `start`: a footer or a bloom filter, read
+    /// without the rest of the file (merge mode's index, CONTRACT.md §10.5).
+    pub fn fetch_range(&self, path: &str, start: u64, len: u64) -> Result<bytes::Bytes> {
+        let target = self.store_path(path)?;
+        let got = self
+            .objects
+            .runtime
+            .block_on(self.objects.store.get_range(&target, start..start + len));
+        got.map_err(|e| self.error("read a data file", e))
+    }
+
     /// [`Table::fetch`], `None` when the file is no longer stored: a removed file is
     /// kept until Wharf's vacuum lets it go.
     pub fn fetch_if_stored(&self, path: &str) -> Result<Option<bytes::Bytes>> {

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use parquet::file::reader::SerializedFileReader;
 
-use crate::contract::{Date, Record, Schema};
+use crate::contract::{Date, Record, Schema, Value};
 use crate::error::{Error, Result};
 use crate::land::commit::Found;
 use crate::land::delta;
 use crate::plan::PartitionEntry;
 use crate::store::dataset::{self, Dataset};
+use crate::store::key_files::Footer;
 use crate::store::parquet_files;
 
 /// The version `found` read.
@@ -31,8 +32,21 @@ impl TableVersion<'_> {
     /// `date`'s files as the diff reads them, fetched; `None` when one of them is no
     /// longer stored (a removed generation the vacuum let go).
     pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::diff::read::Source>>> {
+        self.sources_except(date, &std::collections::BTreeSet::new())
+    }
+
+    /// [`TableVersion::sources`] without the files `kept` names (a merge's carried files).
+    pub fn sources_except(
+        &self,
+        date: Date,
+        kept: &std::collections::BTreeSet<String>,
+    ) -> Result<Option<Vec<crate::diff::read::Source>>> {
         let mut sources = Vec::new();
-        for path in self.files_of(date) {
+        for path in self
+            .files_of(date)
+            .into_iter()
+            .filter(|p| !kept.contains(p))
+        {
             let Some(bytes) = self.0.table.fetch_if_stored(&path)? else {
                 return Ok(None);
             };
@@ -92,6 +106,34 @@ impl Dataset for TableVersion<'_> {
         }
         by_date.values_mut().for_each(|paths| paths.sort());
         Some(by_date)
+    }
+
+    fn footers(&self, date: Date, schema: &Schema) -> Result<Vec<Footer>> {
+        let mut footers = Vec::new();
+        for file in self.0.files.iter().filter(|f| f.date == date) {
+            let table = &self.0.table;
+            let mut fetch = |start, len| table.fetch_range(&file.path, start, len);
+            footers.push(Footer::read(&file.path, file.size, schema, &mut fetch)?);
+        }
+        Ok(dataset::in_key_order(footers))
+    }
+
+    fn may_hold(&self, footer: &Footer, keys: &[Value]) -> Result<bool> {
+        let table = &self.0.table;
+        footer.may_hold(keys, &mut |start, len| {
+            table.fetch_range(&footer.path, start, len)
+        })
+    }
+
+    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
+        let source =
+            crate::diff::read::Source::Fetched(self.named(path), self.0.table.fetch(path)?);
+        crate::diff::read::Rows::of(vec![source], schema).collect()
+    }
+
+    fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
+        let (reader, named) = self.reader(path)?;
+        parquet_files::hours_of(reader, &named, schema)
     }
 
     fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool {

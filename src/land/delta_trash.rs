@@ -62,9 +62,20 @@ pub fn read(config: &Config, found: &Found) -> Result<DeltaTrash> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => DeltaTrash::default(),
         Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
     };
-    let live: BTreeSet<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
-    for generations in trash.dates.values_mut() {
-        generations.retain(|g| !g.files.iter().any(|f| live.contains(f.path.as_str())));
+    // A generation is live when it is its date's current files exactly: a merge's
+    // successor shares the files it kept with the generation it replaced (§10.4).
+    let mut live: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for file in &found.files {
+        live.entry(file.date.to_string())
+            .or_default()
+            .insert(file.path.as_str());
+    }
+    for (date, generations) in trash.dates.iter_mut() {
+        let current = live.get(date);
+        generations.retain(|g| {
+            let paths: BTreeSet<&str> = g.files.iter().map(|f| f.path.as_str()).collect();
+            current != Some(&paths)
+        });
     }
     trash.dates.retain(|_, g| !g.is_empty());
     Ok(trash)

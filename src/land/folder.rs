@@ -96,7 +96,7 @@ fn link_unsupported(e: &std::io::Error) -> bool {
 
 /// Puts every file of `from` (one level, as partitions are) into the new folder `to`:
 /// a hard link where `to` shares `from`'s file system (Wharf never rewrites a published
-/// file, so a link is as good as a copy), else a copy, fsynced. The folder itself is not
+/// file, so a link is as good as a copy), else a copy, fsynced (each by [`link_file`]). The folder itself is not
 /// fsynced: the caller does, once it is complete. `to` (the trash, in the state root) and
 /// the folders above it that it creates are 0700.
 pub fn link_or_copy(from: &Path, to: &Path) -> Result<()> {
@@ -105,21 +105,27 @@ pub fn link_or_copy(from: &Path, to: &Path) -> Result<()> {
         .map_err(|e| Error::io(from, "list the folder", "check permissions", e))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(from, "list the folder", "check the disk", e))?;
-        let target = to.join(entry.file_name());
-        failpoint::fault(Op::Write)
-            .and_then(|()| match fs::hard_link(entry.path(), &target) {
-                Err(e) if link_unsupported(&e) => fs::copy(entry.path(), &target)
-                    .and_then(|_| atomic::sync_file(&fs::File::open(&target)?)),
-                linked => linked,
-            })
-            .map_err(|e| {
-                Error::io(
-                    &target,
-                    "copy the file",
-                    "check free space and the disk, then rerun",
-                    e,
-                )
-            })?;
+        link_file(&entry.path(), &to.join(entry.file_name()))?;
     }
     Ok(())
+}
+
+/// Links the file `from` as `target` (hard link; a copy, fsynced, where the file system
+/// has none): a published file carried into a new generation, or into the trash.
+pub fn link_file(from: &Path, target: &Path) -> Result<()> {
+    failpoint::fault(Op::Write)
+        .and_then(|()| match fs::hard_link(from, target) {
+            Err(e) if link_unsupported(&e) => {
+                fs::copy(from, target).and_then(|_| atomic::sync_file(&fs::File::open(target)?))
+            }
+            linked => linked,
+        })
+        .map_err(|e| {
+            Error::io(
+                target,
+                "copy the file",
+                "check free space and the disk, then rerun",
+                e,
+            )
+        })
 }

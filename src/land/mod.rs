@@ -1,5 +1,5 @@
 //! EFFECTS. The landing's steps that are the same for every engine: the lock, quarantine,
-//! the staging folder, the swap, the trash, the manifest, `keys.json`, the checkpoint and
+//! the staging folder, the swap, the trash, the manifest, the checkpoint and
 //! the run log. An [`crate::engine::Engine`] does the row work in between: its census
 //! feeds [`plan::decide()`], and it stages the dates the plan publishes.
 //!

@@ -4,6 +4,7 @@
 //! [`Preview::diff`] merge-joins each date with the partition published now (a hive
 //! folder, or the files of the Delta version the plan was decided against).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::root::PublishRoot;
@@ -25,6 +26,9 @@ pub struct Preview {
     /// The root the plan was decided against: a Delta table's version is what the diff
     /// reads.
     root: PublishRoot,
+    /// Merge mode: each date's files the landing would carry over unchanged (§10.4),
+    /// left out of both sides of its diff.
+    carried: BTreeMap<Date, BTreeSet<String>>,
 }
 
 /// Plans `path` with `engine` (which must be able to stage, e.g. `LocalEngine::new`) and,
@@ -47,6 +51,7 @@ pub fn preview(
             plan,
             staged: None,
             root,
+            carried: BTreeMap::new(),
         });
     }
     let temp = std::env::temp_dir();
@@ -61,11 +66,18 @@ pub fn preview(
                 e,
             )
         })?;
-    engine.stage(config, &plan, staged.path(), progress)?;
+    let carried = engine
+        .stage(config, &plan, staged.path(), progress)?
+        .carried;
+    let carried = carried
+        .into_iter()
+        .map(|(date, files)| (date, files.into_iter().map(|(path, _)| path).collect()))
+        .collect();
     Ok(Preview {
         plan,
         staged: Some(staged),
         root,
+        carried,
     })
 }
 
@@ -89,10 +101,24 @@ impl Preview {
         sink: &mut dyn FnMut(Change) -> bool,
     ) -> Result<DateDiff> {
         let schema = &config.schema;
+        let empty = BTreeSet::new();
+        let kept = self.carried.get(&date).unwrap_or(&empty);
         let before = match self.root.found() {
-            None => Rows::open(&state::partition_dir(&config.publish_root, date), schema)?,
+            None => {
+                let folder = state::partition_dir(&config.publish_root, date);
+                let mut files = Vec::new();
+                if folder.is_dir() {
+                    let paths = crate::store::parquet_files::parquet_paths(&folder)?;
+                    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    let carried = |p: &Path| {
+                        name(p).is_some_and(|n| kept.contains(&format!("event_date={date}/{n}")))
+                    };
+                    files.extend(paths.into_iter().filter(|p| !carried(p)).map(Source::Path));
+                }
+                Rows::of(files, schema)
+            }
             Some(found) => {
-                let files = delta_read::TableVersion(found).sources(date)?;
+                let files = delta_read::TableVersion(found).sources_except(date, kept)?;
                 let gone = || Error::CorruptState {
                     path: state::partition_dir(&config.publish_root, date),
                     detail: "a file of the table's current version is not stored".to_owned(),
@@ -104,7 +130,15 @@ impl Preview {
             Some(staged) => Rows::open(&state::partition_dir(staged.path(), date), schema)?,
             None => Rows::open(Path::new(""), schema)?,
         };
-        diff::diff_date(date, schema, before, after, sink)
+        let mut diffed = diff::diff_date(date, schema, before, after, sink)?;
+        if !kept.is_empty() {
+            // The carried files' rows are unchanged, unread: the date's rows after, less
+            // those the diff met on the rewritten side.
+            let rows = self.plan.dates.iter().find(|d| d.event_date == date);
+            let after = rows.map_or(0, |d| d.rows);
+            diffed.unchanged = after.saturating_sub(diffed.inserted + diffed.updated);
+        }
+        Ok(diffed)
     }
 }
 

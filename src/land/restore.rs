@@ -152,9 +152,21 @@ fn restore_delta(config: &Config, date: Date, started: std::time::Instant) -> Re
         ],
         landing: None,
     };
+    // A merge rewrites files, not dates (§10.4): the generations share the files it kept,
+    // which stay in the table (one commit never removes and adds one path).
+    let back: BTreeSet<&str> = add.iter().map(|f| f.path.as_str()).collect();
+    let remove: BTreeSet<String> = remove
+        .into_iter()
+        .filter(|p| !back.contains(p.as_str()))
+        .collect();
+    let readd: Vec<AddFile> = add
+        .iter()
+        .filter(|f| !found.files.iter().any(|l| l.path == f.path))
+        .cloned()
+        .collect();
     let version = found
         .table
-        .commit(config, found.snapshot.as_ref(), &remove, &add, &note)?;
+        .commit(config, found.snapshot.as_ref(), &remove, &readd, &note)?;
     let _ = found.table.checkpoint_if_due(config, version);
     restore_entry(&mut manifest, &key, newest.owner.clone(), &add, &now);
     state::write_manifest(config, &manifest)?;

@@ -18,7 +18,7 @@ use crate::engine::{Engine, Staged};
 use crate::error::Result;
 use crate::plan::{self, Checkpoint, Manifest, Owner, PartitionEntry, Plan};
 use crate::store::dataset::{Dataset, HiveFolders};
-use crate::store::{atomic, failpoint, keys, state};
+use crate::store::{atomic, failpoint, state};
 
 /// The publish root of a config, as found before a landing.
 pub enum PublishRoot {
@@ -125,7 +125,8 @@ fn swap_in(
 ) -> Result<Vec<swap::SwapMethod>> {
     let generation = generation_id(now, plan);
     let staging = swap::fresh_staging(config, &generation)?;
-    let Staged { files, keys } = engine.stage(config, plan, &staging, progress)?;
+    let Staged { files, carried } = engine.stage(config, plan, &staging, progress)?;
+    carry_over(config, &staging, &carried)?;
     atomic::sync_dir(&staging)?;
     failpoint::hit("after_stage");
 
@@ -170,18 +171,28 @@ fn swap_in(
     }
     swap::clean_staging(config)?;
     failpoint::hit("after_swaps");
-    if let Some(written) = keys.filter(|_| config.write_mode == WriteMode::Merge) {
-        keys::write(
-            config,
-            &manifest,
-            &HiveFolders(&config.publish_root),
-            &written,
-            now,
-        )?;
-    }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");
     state::write_checkpoint(config, &checkpoint(config, plan, now))?;
     failpoint::hit("after_checkpoint");
     Ok(methods)
+}
+
+/// Merge mode (§10.4): links each date's files that carry over from its live generation
+/// into its staged one, under their places in the date's key order, so the new
+/// generation is whole before it is swapped in.
+fn carry_over(
+    config: &Config,
+    staging: &std::path::Path,
+    carried: &std::collections::BTreeMap<crate::contract::Date, Vec<(String, u64)>>,
+) -> Result<()> {
+    for (date, files) in carried {
+        let folder = state::partition_dir(staging, *date);
+        for (path, n) in files {
+            let name = crate::engine::local::parquet::part_name(*n);
+            super::folder::link_file(&config.publish_root.join(path), &folder.join(name))?;
+        }
+        atomic::sync_dir(&folder)?;
+    }
+    Ok(())
 }

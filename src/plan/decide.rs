@@ -538,6 +538,7 @@ mod tests {
             updated: 1,
             moved_in: 0,
             moved_out: 3,
+            ..MergeCounts::default()
         };
         census.counts.stale = 4;
         if let Some(day) = census.dates.get_mut(&date("2024-03-01")) {

@@ -13,11 +13,41 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::rank::{Event, Precedence};
 use crate::contract::{Date, Record, Schema, Value};
 
-/// The published rows a merge reads: the partitions of the dates it touches.
+/// The published rows a merge reads, whole: each date of the batch as one file read
+/// ([`merge`]; the Spark engine's parity tests).
 #[derive(Clone, Debug, Default)]
 pub struct PublishedRows {
     /// Rows of each date read, any order.
     pub by_date: BTreeMap<Date, Vec<Record>>,
+}
+
+/// One published file a merge meets, as its footer describes it (CONTRACT.md §10.5).
+#[derive(Clone, Debug, Default)]
+pub struct PublishedFile {
+    /// Relative to the publish root.
+    pub path: String,
+    pub rows: u64,
+    /// Its smallest and largest key, `None` where the statistics do not say.
+    pub min: Option<Value>,
+    pub max: Option<Value>,
+    /// Its rows, when the batch read it: it may hold one of the batch's keys, or a new
+    /// key of its date falls in its range.
+    pub read: Option<Vec<Record>>,
+}
+
+/// The published files of the dates a merge meets, each date's in key order.
+#[derive(Clone, Debug, Default)]
+pub struct PublishedFiles {
+    pub by_date: BTreeMap<Date, Vec<PublishedFile>>,
+}
+
+/// One file of a date after a merge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileOut {
+    /// A published file carried over unchanged (its path).
+    Kept(String),
+    /// A new file: these rows of [`MergedDate::rows`].
+    Written(std::ops::Range<usize>),
 }
 
 /// One date a merge rewrites.
@@ -28,8 +58,16 @@ pub struct MergedDate {
     pub updated: u64,
     pub moved_in: u64,
     pub moved_out: u64,
-    /// The whole new partition, sorted by key.
+    /// Rows the date holds after.
+    pub rows_after: u64,
+    /// Files of the date the batch read, and of those, rewritten.
+    pub files_read: u64,
+    pub files_rewritten: u64,
+    /// The rows of the files written, sorted by key (the whole new partition when every
+    /// file of the date is rewritten).
     pub rows: Vec<Event>,
+    /// The date's files after the merge, in key order.
+    pub files: Vec<FileOut>,
 }
 
 /// What a batch does to the published dataset.
@@ -118,14 +156,41 @@ impl Outcome {
     }
 }
 
-/// Merges `winners` (the batch's rank-1 events) into `published`.
+/// Merges `winners` (the batch's rank-1 events) into `published`, each date read whole
+/// and written as one file.
 pub fn merge(winners: &[Event], published: &PublishedRows, schema: &Schema) -> Merged {
+    let files = PublishedFiles {
+        by_date: published
+            .by_date
+            .iter()
+            .map(|(date, rows)| {
+                let file = PublishedFile {
+                    rows: rows.len() as u64,
+                    read: Some(rows.clone()),
+                    ..PublishedFile::default()
+                };
+                (*date, vec![file])
+            })
+            .collect(),
+    };
+    merge_files(winners, &files, schema, u64::MAX)
+}
+
+/// Merges `winners` into the `published` files: a read file that loses or gains a row is
+/// rewritten, split into files of at most `target_file_rows` rows; every other file is
+/// kept. A new key goes to the file whose key range it falls in, or past the last one.
+pub fn merge_files(
+    winners: &[Event],
+    published: &PublishedFiles,
+    schema: &Schema,
+    target_file_rows: u64,
+) -> Merged {
     let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
     // Where each published key lives, and its row. A crash between two swaps can leave a
     // moved key on two dates; the batch that moved it repairs that on its rerun.
     let mut live: HashMap<&Value, Vec<(Date, &Record)>> = HashMap::new();
-    for (date, rows) in &published.by_date {
-        for row in rows {
+    for (date, files) in &published.by_date {
+        for row in files.iter().filter_map(|f| f.read.as_ref()).flatten() {
             live.entry(&row[schema.key]).or_default().push((*date, row));
         }
     }
@@ -172,31 +237,111 @@ pub fn merge(winners: &[Event], published: &PublishedRows, schema: &Schema) -> M
         incoming.entry(date).or_default().push(winner.clone());
     }
     for (date, plan) in merged.dates.iter_mut() {
-        let kept = published
+        let files = published
             .by_date
             .get(date)
-            .into_iter()
-            .flatten()
-            .filter(|row| !dropped.contains(&(row[schema.key].clone(), *date)));
-        let mut rows: Vec<Event> = kept
-            .map(|record| Event {
-                line: 0,
-                record: record.clone(),
-            })
-            .collect();
-        rows.extend(incoming.remove(date).unwrap_or_default());
-        rows.sort_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
-        plan.rows = rows;
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let arriving = incoming.remove(date).unwrap_or_default();
+        lay_out(
+            plan,
+            files,
+            arriving,
+            |row| dropped.contains(&(row[schema.key].clone(), *date)),
+            schema,
+            target_file_rows,
+        );
     }
     merged
 }
 
-fn entry<'m>(merged: &'m mut Merged, published: &PublishedRows, date: Date) -> &'m mut MergedDate {
+/// Lays the date's rows out in files: each read file keeps its rows but those `gone`,
+/// takes the `arriving` rows of its key range, and is rewritten if either changed it.
+fn lay_out(
+    plan: &mut MergedDate,
+    files: &[PublishedFile],
+    arriving: Vec<Event>,
+    gone: impl Fn(&Record) -> bool,
+    schema: &Schema,
+    target_file_rows: u64,
+) {
+    let key = |r: &Record| r[schema.key].clone();
+    // One bucket per file, and one past them for keys no file's range takes.
+    let mut buckets: Vec<Vec<Event>> = vec![Vec::new(); files.len() + 1];
+    let mut changed = vec![false; files.len() + 1];
+    let mut removed = 0u64;
+    for (i, file) in files.iter().enumerate() {
+        plan.files_read += u64::from(file.read.is_some());
+        for row in file.read.iter().flatten() {
+            if gone(row) {
+                changed[i] = true;
+                removed += 1;
+            } else {
+                buckets[i].push(Event {
+                    line: 0,
+                    record: row.clone(),
+                });
+            }
+        }
+    }
+    let arrived = arriving.len() as u64;
+    for event in arriving {
+        let at = target(files, &key(&event.record), target_file_rows);
+        changed[at] = true;
+        buckets[at].push(event);
+    }
+    plan.rows_after = plan.rows_before + arrived - removed;
+    for (i, mut bucket) in buckets.into_iter().enumerate() {
+        if !changed[i] {
+            if let Some(file) = files.get(i) {
+                plan.files.push(FileOut::Kept(file.path.clone()));
+            }
+            continue;
+        }
+        plan.files_rewritten += u64::from(i < files.len());
+        bucket.sort_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
+        let start = plan.rows.len();
+        let pieces = (bucket.len() as u64)
+            .div_ceil(target_file_rows.max(1))
+            .max(1) as usize;
+        let per = bucket.len().div_ceil(pieces).max(1);
+        plan.rows.extend(bucket);
+        let mut at = start;
+        while at < plan.rows.len() {
+            let end = (at + per).min(plan.rows.len());
+            plan.files.push(FileOut::Written(at..end));
+            at = end;
+        }
+    }
+}
+
+/// The bucket a new `key` of the date joins: [`file_for`] when the batch read that file,
+/// else the bucket past every file.
+fn target(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> usize {
+    file_for(files, key, target_file_rows)
+        .filter(|&i| files[i].read.is_some())
+        .unwrap_or(files.len())
+}
+
+/// The file (of a date's, in key order) whose key range takes a new `key`: the last
+/// starting at or below it, else the first; `None` past a full last file, or with none.
+pub fn file_for(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> Option<usize> {
+    let at = files
+        .iter()
+        .rposition(|f| f.min.as_ref().is_none_or(|min| min <= key))
+        .unwrap_or(0);
+    let file = files.get(at)?;
+    let beyond = file.max.as_ref().is_some_and(|max| key > max);
+    let full = file.rows >= target_file_rows;
+    (!(at + 1 == files.len() && beyond && full)).then_some(at)
+}
+
+fn entry<'m>(merged: &'m mut Merged, published: &PublishedFiles, date: Date) -> &'m mut MergedDate {
     merged.dates.entry(date).or_insert_with(|| MergedDate {
         rows_before: published
             .by_date
             .get(&date)
-            .map_or(0, |rows| rows.len() as u64),
+            .map_or(0, |files| files.iter().map(|f| f.rows).sum()),
         ..MergedDate::default()
     })
 }

@@ -28,7 +28,7 @@ pub use counts::{Counts, LineFinding, SpilledFindings};
 pub use decide::{DecideOptions, Policy, decide, skip};
 pub use feature::TableFeatureRefusal;
 pub use landed::{Landed, LandedDate, LandedState, landed};
-pub use merge::{Merged, Outcome, PublishedRows};
+pub use merge::{FileOut, Merged, Outcome, PublishedFile, PublishedFiles, PublishedRows};
 pub use rank::Event;
 pub use state::{Checkpoint, Manifest, Owner, PartitionEntry, Published, PublishedDate};
 
@@ -217,6 +217,11 @@ pub struct MergeCounts {
     pub updated: u64,
     pub moved_in: u64,
     pub moved_out: u64,
+    /// Published files of the date the batch read (their footers and filters named
+    /// them), of those rewritten, and the rows written (CONTRACT.md §10.4).
+    pub files_read: u64,
+    pub files_rewritten: u64,
+    pub rows_rewritten: u64,
 }
 
 /// What a run would do with one input, and everything it needs to do it.

@@ -1,15 +1,17 @@
-//! What a merge (CONTRACT.md §10) and its key index read of the published dataset, for
-//! either kind of publish root: which dates it holds, the rows of one date, and whether
-//! the manifest's record of a date still describes it. [`HiveFolders`] is the
+//! What a merge (CONTRACT.md §10) reads of the published dataset, for either kind of
+//! publish root: which dates it holds, the rows of one date, each file's footer and bloom
+//! filters (where its keys lie, §10.5) and rows, and whether the manifest's record of a
+//! date still describes it. [`HiveFolders`] is the
 //! `event_date=D` folders of a local root; the Delta table's version is
 //! `crate::land::delta_read::TableVersion`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::contract::{Date, Record, Schema};
-use crate::error::Result;
+use crate::contract::{Date, Record, Schema, Value};
+use crate::error::{Error, Result};
 use crate::plan::PartitionEntry;
+use crate::store::key_files::{self, Footer};
 use crate::store::{parquet_files, state};
 
 /// The published dataset, read only.
@@ -31,6 +33,21 @@ pub trait Dataset {
     fn files_by_date(&self) -> Option<BTreeMap<Date, Vec<String>>> {
         None
     }
+    /// `date`'s files with their footers (merge mode's index, CONTRACT.md §10.5), in key
+    /// order: by smallest key, a file without statistics first.
+    fn footers(&self, date: Date, schema: &Schema) -> Result<Vec<Footer>>;
+    /// Whether `footer`'s file may hold one of `keys` (sorted): its bloom filters.
+    fn may_hold(&self, footer: &Footer, keys: &[Value]) -> Result<bool>;
+    /// Every row of the file `path` (relative to the root), as records of `schema`.
+    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>>;
+    /// The rows of the file `path` by UTC hour, as [`Dataset::rows_by_hour`] counts them.
+    fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]>;
+}
+
+/// `footers` in key order.
+pub fn in_key_order(mut footers: Vec<Footer>) -> Vec<Footer> {
+    footers.sort_by(|a, b| (a.min(), &a.path).cmp(&(b.min(), &b.path)));
+    footers
 }
 
 /// Hours summed over a date's files.
@@ -76,4 +93,50 @@ impl Dataset for HiveFolders<'_> {
         }
         Ok(hours)
     }
+
+    fn footers(&self, date: Date, schema: &Schema) -> Result<Vec<Footer>> {
+        let folder = state::partition_dir(self.0, date);
+        if !folder.is_dir() {
+            return Ok(Vec::new());
+        }
+        let mut footers = Vec::new();
+        for path in parquet_files::parquet_paths(&folder)? {
+            let len = std::fs::metadata(&path)
+                .map_err(|e| Error::io(&path, "read a file's size", "check the publish root", e))?
+                .len();
+            let relative = relative(date, &path);
+            footers.push(Footer::read(
+                &relative,
+                len,
+                schema,
+                &mut key_files::fetch_local(&path),
+            )?);
+        }
+        Ok(in_key_order(footers))
+    }
+
+    fn may_hold(&self, footer: &Footer, keys: &[Value]) -> Result<bool> {
+        let path = self.0.join(&footer.path);
+        footer.may_hold(keys, &mut key_files::fetch_local(&path))
+    }
+
+    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
+        // Columns at a time, as the diff reads: a merge reads its files whole.
+        let source = crate::diff::read::Source::Path(self.0.join(path));
+        crate::diff::read::Rows::of(vec![source], schema).collect()
+    }
+
+    fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
+        let path = self.0.join(path);
+        parquet_files::hours_of(parquet_files::open_reader(&path)?, &path, schema)
+    }
+}
+
+/// `path`, a file of `date`'s folder, relative to the publish root.
+fn relative(date: Date, path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    format!("event_date={date}/{name}")
 }

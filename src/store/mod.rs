@@ -2,7 +2,7 @@
 //! writes them: crash-safe writes ([`atomic`]), what a merge reads of
 //! the published dataset, hive or Delta ([`dataset`]), the failpoints and injected faults that
 //! prove them ([`failpoint`]), the published Parquet read back ([`parquet_files`]), a table's objects on S3 or a local path ([`objects`]), the
-//! checkpoint, manifest and paths ([`state`]), and merge mode's key index ([`keys`]).
+//! checkpoint, manifest and paths ([`state`]), and where merge mode finds a key: the files' footers and filters ([`key_files`]).
 //!
 //! Both `land` (the landing's steps) and the engines (their row work) use these; neither
 //! is used by them, so no two modules import each other.
@@ -11,7 +11,7 @@ pub mod atomic;
 pub mod dataset;
 pub mod failpoint;
 pub mod findings;
-pub mod keys;
+pub mod key_files;
 pub mod objects;
 pub mod parquet_files;
 pub mod state;

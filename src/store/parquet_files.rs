@@ -1,6 +1,5 @@
 //! Reading the published Parquet files: [`count_rows`] from the footers, [`parquet_paths`]
-//! of a partition, [`read_partition`] as records (for a merge and `keys.json`'s
-//! rebuild), and [`hours_of`] a file's rows by hour (the console's picture of a day). The files are written by an engine (`crate::engine::local::parquet`).
+//! of a partition, [`read_partition`] as records, and [`hours_of`] a file's rows by hour (the console's picture of a day). The files are written by an engine (`crate::engine::local::parquet`).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -174,3 +174,64 @@ fn a_delta_table_on_s3_merges_micro_batches_as_a_hive_root_does() {
     let root = Root::s3(&format!("{prefix}/orders"));
     merges_as_hive_does(&product, &root, true);
 }
+
+/// §10.4 on a table: with two rows a file, a batch updating one key commits one remove
+/// (the file that held it) and one add (its successor); the date's other files stay in
+/// the version. `restore` brings the previous generation back, sharing those files.
+#[test]
+fn a_merge_commit_removes_only_the_rewritten_file_and_restore_brings_it_back() {
+    let product = merge_delta("lake/orders");
+    let config = std::fs::read_to_string(&product.config).unwrap();
+    std::fs::write(&product.config, format!("target_file_rows = 2\n{config}")).unwrap();
+    let root = Root::local(&product.path().join("lake/orders"));
+    let six: Vec<String> = (1..=6)
+        .map(|k| kit::event(&format!("a{k}"), k * 10, "PENDING", "2024-03-01T10:00:00Z"))
+        .collect();
+    assert_eq!(land(&product, "b1.jsonl", &six, false).code, 0);
+    let before = root.live_files();
+    assert_eq!(before.len(), 3, "{before:?}");
+    let rows_before = sorted(root.rows());
+    let update = [kit::event("b1", 30, "PAID", "2024-03-01T11:00:00Z")];
+    let ran = land(&product, "b2.jsonl", &update, false);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let day = &ran.json()["dates"][0];
+    assert_eq!(
+        [
+            &day["files_read"],
+            &day["files_rewritten"],
+            &day["rows_rewritten"]
+        ],
+        [1, 1, 2]
+    );
+    let last = root.commits().pop().unwrap();
+    let paths = |kind: &str| -> Vec<String> {
+        let found = last.iter().filter_map(|a| a[kind]["path"].as_str());
+        found.map(str::to_owned).collect()
+    };
+    assert_eq!(
+        (paths("remove").len(), paths("add").len()),
+        (1, 1),
+        "{last:?}"
+    );
+    let after = root.live_files();
+    assert_eq!(
+        before.intersection(&after).count(),
+        2,
+        "two files carried over"
+    );
+    let statuses = super::statuses(&root.rows()["2024-03-01"]);
+    assert!(
+        statuses.contains(&("30".into(), "PAID".into())),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.len(), 6);
+
+    let restored = super::wharf(&product, &["restore", "2024-03-01", "--yes"], false);
+    assert_eq!(restored.code, 0, "{}{}", restored.stdout, restored.stderr);
+    assert_eq!(
+        root.live_files(),
+        before,
+        "the previous generation, files and all"
+    );
+    assert_eq!(sorted(root.rows()), rows_before);
+}

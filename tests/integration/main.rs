@@ -16,6 +16,7 @@ mod diff;
 mod engine;
 mod landing;
 mod merge;
+mod merge_files;
 mod paging;
 mod progress;
 mod prometheus;

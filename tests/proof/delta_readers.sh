@@ -41,7 +41,8 @@ done
 
 # --- scenarios: every step read by the three readers, against the same steps on hive ---
 # A replace product (two dates, a restatement of one, a refused PII file, a restore) and
-# a merge product (three micro-batches, one moving a key to a later date), each landed
+# a merge product (four micro-batches, one moving a key to a later date, one rewriting
+# one file of a date split into files of 4 rows, the others carried over), each landed
 # step by step into a hive root and into a Delta table (local and on S3); after every
 # step the three Delta readers must return exactly the hive root's rows (pyarrow).
 scenario_inputs() { # $1 = folder: step-NN.jsonl files
@@ -61,6 +62,8 @@ steps = {
     # Merge batches: new keys on the 3rd, then key 1 moved to the 4th.
     11: [event(3000 + i, 100 + i, "NEW", "2024-03-03T08:00:00Z") for i in range(10)],
     12: [event(3100, 1, "MOVED", "2024-03-04T08:00:00Z")],
+    # Two keys of one file of the 1st updated: the date's other files carry over (§10.4).
+    13: [event(3200, 10, "UPDATED", "2024-03-01T23:30:00Z"), event(3201, 12, "UPDATED", "2024-03-01T23:30:00Z")],
 }
 for n, lines in steps.items():
     with open(os.path.join(folder, f"step-{n:02}.jsonl"), "w") as f:
@@ -90,9 +93,9 @@ for where in local s3; do
       if [[ $kind == hive ]]; then publish="publish_root = \"lake/hive\""; else publish="publish_root = \"$root\"\ntable_format = \"delta\""; fi
       sed -e "s#^publish_root = .*#$publish#" -e "s#^write_mode = .*#write_mode = \"$mode\"#" \
         -e "s#^state_root = .*#state_root = \"state/$kind\"#" -e "s#^quarantine_root = .*#quarantine_root = \"quarantine/$kind\"#" \
-        -e "s#^max_shrink = .*#max_shrink = 1.0#" "$repo/samples/wharf.toml" > "$dir/$kind.toml"
+        -e "s#^max_shrink = .*#max_shrink = 1.0\ntarget_file_rows = 4#" "$repo/samples/wharf.toml" > "$dir/$kind.toml"
     done
-    if [[ $mode == replace ]]; then steps="step-01 step-02 step-03 restore"; else steps="step-01 step-11 step-12"; fi
+    if [[ $mode == replace ]]; then steps="step-01 step-02 step-03 restore"; else steps="step-01 step-11 step-12 step-13"; fi
     (
       [[ $where == s3 ]] && export $("$repo/tests/s3/server.sh" env --port "$port" | xargs)
       for step in $steps; do

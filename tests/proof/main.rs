@@ -16,5 +16,6 @@ mod faults;
 mod generator;
 mod hostile;
 mod kill_loop;
+mod merge_files;
 mod privacy;
 mod swap_path;

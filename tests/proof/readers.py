@@ -164,6 +164,43 @@ def read_all(root: Path) -> dict:
     return out
 
 
+def merged_readers(binary: str, tmp: Path, first: Path) -> list[str]:
+    """Merge mode (CONTRACT.md §10.4): the day landed, then a batch updating a narrow
+    range of keys, so one date is partly rewritten (its other files carried over); the
+    four readers must read the same rows, one per key."""
+    folder = tmp / "merge"
+    folder.mkdir()
+    config = folder / "wharf.toml"
+    text = (REPO / "samples/wharf.toml").read_text()
+    text = text.replace('write_mode = "replace"', 'write_mode = "merge"\ntarget_file_rows = 2000')
+    config.write_text(text)
+    (folder / "inbox").mkdir()
+    batch = folder / "batch.jsonl"
+    lines = [json.dumps({"event_id": f"m{k}", "order_id": k, "status": "RETURNED",
+                         "updated_at": "2024-03-01T23:59:59.999999Z"})
+             for k in range(10_000_300, 10_000_400)]
+    batch.write_text("\n".join(lines) + "\n")
+    for step in (first, batch):
+        run = wharf(binary, config, "run", str(step))
+        if run.returncode != 0:
+            return [f"merge: {step.name} exited {run.returncode}: {run.stderr}"]
+    outcome = json.loads(run.stdout)
+    days = [d for d in outcome["dates"] if d.get("files_rewritten")]
+    partly = [d for d in days if d["files_rewritten"] < -(-d["rows_before"] // 2000)]
+    seen = read_all(folder / "lake/orders")
+    reference = seen["duckdb"][0]
+    keys = {r[1] for r in reference}
+    print(f"\nmerge: {len(reference)} rows after a batch rewrote "
+          f"{[(d['event_date'], d['files_rewritten']) for d in days]} files")
+    failures = [] if partly else [f"merge: no date was partly rewritten: {days}"]
+    if len(keys) != len(reference):
+        failures.append("merge: a key is published twice")
+    for name, (rows, _, _) in seen.items():
+        if rows != reference:
+            failures.append(f"merge: {name} rows differ from duckdb")
+    return failures
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wharf", default=str(REPO / "target/debug/wharf"))
@@ -230,6 +267,8 @@ def main() -> int:
             print(f"  {name:<9} {len(rows):>6} rows  {'still the published rows' if same else 'READ STAGING'}")
             if not same:
                 failures.append(f"{name} reads the staging area")
+
+        failures += merged_readers(a.wharf, tmp, first)
 
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures))

@@ -222,6 +222,7 @@ fn local_outcomes(merged: &Merged, schema: &Schema) -> Outcomes {
         updated: d.updated,
         moved_in: d.moved_in,
         moved_out: d.moved_out,
+        ..MergeCounts::default()
     };
     Outcomes {
         dates: merged
@@ -302,6 +303,7 @@ fn counts(inserted: u64, updated: u64, moved_in: u64, moved_out: u64) -> MergeCo
         updated,
         moved_in,
         moved_out,
+        ..MergeCounts::default()
     }
 }
 

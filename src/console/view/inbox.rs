@@ -375,8 +375,14 @@ fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
         // Merge mode (§10.6): how the date's keys change.
         spans.push(Span::styled(
             format!(
-                "  +{} ins · {} upd · {} in · {} out",
-                m.inserted, m.updated, m.moved_in, m.moved_out
+                "  +{} ins · {} upd · {} in · {} out · files {} read, {} rewritten ({} rows)",
+                m.inserted,
+                m.updated,
+                m.moved_in,
+                m.moved_out,
+                m.files_read,
+                m.files_rewritten,
+                m.rows_rewritten
             ),
             t.muted,
         ));

@@ -13,6 +13,7 @@
 pub mod by_key;
 pub mod events;
 mod key_index;
+mod merge;
 pub mod parquet;
 mod rows;
 pub mod rowset;
@@ -26,22 +27,20 @@ pub use events::{EventLog, MemoryScratch, Resolved, Scratch, Verdicts};
 pub use rowset::RowSet;
 pub use tally::{Finish, Ranking, Summary, Tally};
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
 
 use super::{Engine, Progress, Staged};
 use crate::config::{Config, WriteMode};
-use crate::contract::{Date, Value};
+use crate::contract::Date;
 use crate::error::Result;
 use crate::input::{self, Input, PartDigest};
 use crate::pipeline;
-use crate::plan::{
-    self, Batch, Census, DateCensus, Event, Manifest, MergeCounts, Merged, Plan, PublishedRows,
-};
+use crate::plan::{Batch, Census, DateCensus, FileOut, Manifest, MergeCounts, Plan};
 use crate::store::dataset::Dataset;
-use crate::store::{atomic, keys, state};
+use crate::store::{atomic, state};
 use scratch::FileScratch;
 
 /// How the local engine reads its input. Every shipped path uses [`ReadOptions::default`];
@@ -65,8 +64,11 @@ impl Default for ReadOptions {
 #[derive(Default)]
 pub struct LocalEngine {
     read: ReadOptions,
-    /// Each date's whole new rows, sorted by key (empty: a merge retires the date).
+    /// Each date's whole new rows, sorted by key (empty: a merge retires the date); in
+    /// merge mode, the rows of the files it writes.
     partitions: BTreeMap<Date, RowSet>,
+    /// Merge mode: each date's files after the batch, kept or written (§10.4).
+    layouts: BTreeMap<Date, Vec<FileOut>>,
     /// What its censuses are for.
     purpose: Purpose,
     /// The last census's events by key, when [`LocalEngine::planning`] asked for them.
@@ -123,11 +125,12 @@ impl Engine for LocalEngine {
         &mut self,
         config: &Config,
         input: &Input,
-        manifest: &Manifest,
+        _manifest: &Manifest,
         dataset: &dyn Dataset,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.partitions.clear();
+        self.layouts.clear();
         self.events_by_key = None;
         let (parts, mut summary) =
             read_and_summarise(config, input, self.read, self.purpose, progress)?;
@@ -163,7 +166,7 @@ impl Engine for LocalEngine {
                     .collect()
             }
             WriteMode::Merge => {
-                let merged = merge_batch(config, manifest, dataset, &summary)?;
+                let merged = merge::merge_batch(config, dataset, &summary)?;
                 counts.stale = merged.stale;
                 counts.ties_by_arrival += merged.ties_by_arrival;
                 let mut dates = BTreeMap::new();
@@ -173,21 +176,20 @@ impl Engine for LocalEngine {
                         updated: m.updated,
                         moved_in: m.moved_in,
                         moved_out: m.moved_out,
+                        files_read: m.files_read,
+                        files_rewritten: m.files_rewritten,
+                        rows_rewritten: m.rows.len() as u64,
                     };
-                    let rows = m.rows.len() as u64;
-                    dates.insert(
-                        d,
-                        DateCensus {
-                            rows,
-                            merge: Some(merge),
-                            by_hour: Some(plan::rows_by_hour(
-                                m.rows.iter().map(|e| &e.record),
-                                config.schema.date_of,
-                            )),
-                        },
-                    );
+                    let by_hour = merge::merged_hours(dataset, config, &m)?;
+                    let census = DateCensus {
+                        rows: m.rows_after,
+                        merge: Some(merge),
+                        by_hour: Some(by_hour),
+                    };
+                    dates.insert(d, census);
                     self.partitions
                         .insert(d, RowSet::from_events(fields, &m.rows));
+                    self.layouts.insert(d, m.files);
                 }
                 dates
             }
@@ -217,6 +219,7 @@ impl Engine for LocalEngine {
         }
         // Taken: the rows are freed once staged, not held until the next census.
         let partitions = std::mem::take(&mut self.partitions);
+        let layouts = std::mem::take(&mut self.layouts);
         let mut staged = Staged::default();
         for date in plan.dates_with_rows().map(|d| d.event_date) {
             let Some(rows) = partitions.get(&date) else {
@@ -227,36 +230,22 @@ impl Engine for LocalEngine {
             progress(Progress::Staging { date });
             let folder = state::partition_dir(staging, date);
             atomic::create_dir_all(&folder)?;
-            let written =
-                parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?;
-            staged.files.insert(date, written.len() as u64);
+            let files = match layouts.get(&date) {
+                Some(layout) => {
+                    let kept = merge::stage_layout(&folder, &config.schema, rows, layout)?;
+                    staged.carried.insert(date, kept);
+                    layout.len()
+                }
+                None => {
+                    parquet::write_partition(&folder, &config.schema, rows, config.files_per_date)?
+                        .len()
+                }
+            };
+            staged.files.insert(date, files as u64);
             atomic::sync_dir(&folder)?;
-        }
-        if config.write_mode == WriteMode::Merge {
-            staged.keys = Some(keys_by_date(&partitions, config, plan));
         }
         Ok(staged)
     }
-}
-
-/// Merge mode: the keys each date of `plan` holds after the run, for `keys.json`.
-fn keys_by_date(
-    partitions: &BTreeMap<Date, RowSet>,
-    config: &Config,
-    plan: &Plan,
-) -> BTreeMap<Date, Vec<Value>> {
-    plan.dates
-        .iter()
-        .filter_map(|d| {
-            partitions
-                .get(&d.event_date)
-                .map(|rows| (d.event_date, rows))
-        })
-        .map(|(date, rows)| {
-            let keys = (0..rows.len()).map(|i| rows.value(i, config.schema.key));
-            (date, keys.collect())
-        })
-        .collect()
 }
 
 /// Reads `input` (its SHA-256, every line classified and tallied) into a summary. A file
@@ -386,40 +375,6 @@ fn read_and_tally<'c>(
         (digests, ranking)
     });
     Ok((digests?, Tally::from_stages(log, ranking)))
-}
-
-/// §10: reads the published rows the batch's winners meet and merges them.
-fn merge_batch(
-    config: &Config,
-    manifest: &Manifest,
-    dataset: &dyn Dataset,
-    summary: &Summary,
-) -> Result<Merged> {
-    let schema = &config.schema;
-    let live = keys::load(config, manifest, dataset)?;
-    let winners: Vec<Event> = summary.winners.events().collect();
-    let mut dates: BTreeSet<Date> = BTreeSet::new();
-    for winner in &winners {
-        dates.extend(
-            winner.record[schema.date_of]
-                .instant()
-                .map(|i| i.utc_date()),
-        );
-        dates.extend(
-            live.get(&winner.record[schema.key])
-                .into_iter()
-                .flatten()
-                .copied(),
-        );
-    }
-    let present: BTreeSet<Date> = dataset.dates()?.into_iter().collect();
-    let mut published = PublishedRows::default();
-    for date in dates.intersection(&present) {
-        published
-            .by_date
-            .insert(*date, dataset.rows(*date, schema)?);
-    }
-    Ok(plan::merge::merge(&winners, &published, schema))
 }
 
 /// The winners grouped by `event_date`, each group still sorted by key; `counted` is

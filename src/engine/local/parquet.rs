@@ -80,8 +80,6 @@ pub fn write_partition(
     rows: &RowSet,
     files: usize,
 ) -> Result<Vec<PathBuf>> {
-    let parquet_schema = parquet_schema(schema)?;
-    let properties = Arc::new(writer_properties(schema));
     let files = files.clamp(1, rows.len().max(1));
     let per_file = rows.len().div_ceil(files).max(1);
     let mut written = Vec::with_capacity(files);
@@ -89,40 +87,56 @@ pub fn write_partition(
         .into_iter()
         .enumerate()
     {
-        let path = folder.join(format!("part-{index:05}.parquet"));
-        let io = |e: std::io::Error| {
-            Error::io(
-                &path,
-                "write a Parquet file",
-                "check free space and the disk, then rerun",
-                e,
-            )
-        };
-        let file = atomic::create(&path, 0o644).map_err(io)?;
-        failpoint::fault(Op::Write).map_err(io)?; // stands for the writes below failing
-        // The writer copies each column chunk through an 8 KiB buffer, a write call
-        // each; this buffer gathers them into a few large writes.
-        let buffered = BufWriter::with_capacity(WRITE_BUFFER, file);
-        let mut writer =
-            SerializedFileWriter::new(buffered, parquet_schema.clone(), properties.clone())
-                .map_err(|e| parquet_error(&path, e))?;
-        let groups: Vec<Range<usize>> = row_groups(chunk.len())
-            .into_iter()
-            .map(|group| chunk.start + group.start..chunk.start + group.end)
-            .collect();
-        write_row_groups(&mut writer, schema, &properties, rows, &groups)
-            .map_err(|e| parquet_error(&path, e))?;
-        let buffered = writer.into_inner().map_err(|e| parquet_error(&path, e))?;
-        let file = buffered.into_inner().map_err(|e| io(e.into_error()))?;
-        atomic::sync_file(&file).map_err(io)?;
+        let path = folder.join(part_name(index as u64));
+        write_file(&path, schema, rows, chunk)?;
         written.push(path);
     }
     Ok(written)
 }
 
-/// Snappy, chunk statistics, and dictionary encoding only where values repeat
-/// ([`Schema::dictionary_encoded`]).
-fn writer_properties(schema: &Schema) -> WriterProperties {
+/// The name of a date's `n`th file in key order.
+pub fn part_name(n: u64) -> String {
+    format!("part-{n:05}.parquet")
+}
+
+/// Writes the rows `chunk` of `rows` as the one Parquet file `path`, fsynced.
+pub fn write_file(path: &Path, schema: &Schema, rows: &RowSet, chunk: Range<usize>) -> Result<()> {
+    let parquet_schema = parquet_schema(schema)?;
+    let properties = Arc::new(writer_properties(schema, chunk.len()));
+    let io = |e: std::io::Error| {
+        Error::io(
+            path,
+            "write a Parquet file",
+            "check free space and the disk, then rerun",
+            e,
+        )
+    };
+    let file = atomic::create(path, 0o644).map_err(io)?;
+    failpoint::fault(Op::Write).map_err(io)?; // stands for the writes below failing
+    // The writer copies each column chunk through an 8 KiB buffer, a write call
+    // each; this buffer gathers them into a few large writes.
+    let buffered = BufWriter::with_capacity(WRITE_BUFFER, file);
+    let mut writer = SerializedFileWriter::new(buffered, parquet_schema, properties.clone())
+        .map_err(|e| parquet_error(path, e))?;
+    let groups: Vec<Range<usize>> = row_groups(chunk.len())
+        .into_iter()
+        .map(|group| chunk.start + group.start..chunk.start + group.end)
+        .collect();
+    write_row_groups(&mut writer, schema, &properties, rows, &groups)
+        .map_err(|e| parquet_error(path, e))?;
+    let buffered = writer.into_inner().map_err(|e| parquet_error(path, e))?;
+    let file = buffered.into_inner().map_err(|e| io(e.into_error()))?;
+    atomic::sync_file(&file).map_err(io)
+}
+
+/// False positives the key column's bloom filter allows: a merge reads a file it names
+/// for a key it lacks about once in a hundred keys probed.
+const KEY_FILTER_FPP: f64 = 0.01;
+
+/// Snappy, chunk statistics, dictionary encoding only where values repeat
+/// ([`Schema::dictionary_encoded`]), and a bloom filter on the key column sized for the
+/// file's `rows` (merge mode finds a key's file by it, CONTRACT.md §10.5).
+fn writer_properties(schema: &Schema, rows: usize) -> WriterProperties {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_statistics_enabled(EnabledStatistics::Chunk)
@@ -134,7 +148,12 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
                 builder.set_column_dictionary_enabled(ColumnPath::from(field.name.as_str()), true);
         }
     }
-    builder.build()
+    let key = ColumnPath::from(schema.fields[schema.key].name.as_str());
+    builder
+        .set_column_bloom_filter_enabled(key.clone(), true)
+        .set_column_bloom_filter_fpp(key.clone(), KEY_FILTER_FPP)
+        .set_column_bloom_filter_max_ndv(key, (rows as u64).max(1))
+        .build()
 }
 
 /// `0..len` in ranges of `size`, or one empty range when `len` is 0.

@@ -17,8 +17,8 @@
 //!
 //! # What it does
 //!
-//! Where the batch's keys live is found by Spark over the published Parquet files, not
-//! from `keys.json`: the key column only, filtered on the batch's key range (so Parquet
+//! Where the batch's keys live is found by Spark over the published Parquet files: the
+//! key column only, filtered on the batch's key range (so Parquet
 //! statistics prune files and row groups) and semi-joined with the batch's keys, with
 //! `event_date` from the folder names. Only those dates and the winners' own dates are
 //! then read whole. Each winner meets the best published copy of its key under §3's

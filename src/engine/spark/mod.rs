@@ -180,6 +180,7 @@ impl Engine for SparkEngine {
         if let (WriteMode::Merge, Some(ranked)) = (config.write_mode, &winners) {
             let source = published::Published::of(config, dataset)?;
             self.merge(config, source, &ranked.winners, &mut census)?;
+            whole_dates(config, dataset, &mut census)?;
         }
         self.winners = winners;
         Ok(census)
@@ -262,4 +263,28 @@ impl Drop for SparkEngine {
         self.forget_winners();
         self.session.end();
     }
+}
+
+/// What a Spark merge reads and writes: each date it touches, whole (every file of it
+/// read and rewritten); the local engine rewrites only the files that change (§10.4).
+fn whole_dates(
+    config: &Config,
+    dataset: &dyn crate::store::dataset::Dataset,
+    census: &mut Census,
+) -> Result<()> {
+    let present: std::collections::BTreeSet<crate::contract::Date> =
+        dataset.dates()?.into_iter().collect();
+    for (date, day) in census.dates.iter_mut() {
+        let files = if present.contains(date) {
+            dataset.footers(*date, &config.schema)?.len() as u64
+        } else {
+            0
+        };
+        if let Some(merge) = day.merge.as_mut() {
+            merge.files_read = files;
+            merge.files_rewritten = files;
+            merge.rows_rewritten = day.rows;
+        }
+    }
+    Ok(())
 }
