@@ -192,3 +192,74 @@ fn a_refused_input_changes_nothing_and_says_why() {
     assert!(!p.folder.publish.exists(), "nothing published");
     assert_eq!(p.current(), LEAKY);
 }
+
+/// Commits, as another writer, the local table's next version with a CHECK constraint
+/// (as `ALTER TABLE … ADD CONSTRAINT` writes it).
+fn another_writer_adds_a_constraint(table: &std::path::Path) {
+    let log = table.join("_delta_log");
+    let mut commits: Vec<_> = std::fs::read_dir(&log)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    commits.sort();
+    let mut metadata = commits
+        .iter()
+        .flat_map(|c| {
+            std::fs::read_to_string(c)
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .filter_map(|action| action.get("metaData").cloned())
+        .next_back()
+        .unwrap();
+    metadata["configuration"]["delta.constraints.positive_order"] = "order_id > 0".into();
+    let actions = [
+        serde_json::json!({"commitInfo": {"timestamp": 1, "operation": "ADD CONSTRAINT"}}),
+        serde_json::json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+            "readerFeatures": [], "writerFeatures": ["checkConstraints"]}}),
+        serde_json::json!({"metaData": metadata}),
+    ];
+    let text: Vec<String> = actions.iter().map(ToString::to_string).collect();
+    std::fs::write(
+        log.join(format!("{:020}.json", commits.len())),
+        text.join("\n"),
+    )
+    .unwrap();
+}
+
+/// §12.8: a table feature Wharf refuses is the console's refusal too, in the CLI's words,
+/// and landing the input from the console writes nothing to the table.
+#[test]
+fn a_refused_table_feature_is_the_consoles_refusal_in_the_clis_words() {
+    let mut p = Product::late_fix_selected_with("table_format = \"delta\"");
+    another_writer_adds_a_constraint(&p.folder.publish);
+    let table = kit::tree(&p.folder.publish);
+    p.step_and_draw(Intent::Reload);
+    p.select("04-late-fix.jsonl");
+    p.step_and_draw(Intent::PrevPane);
+    let changes = ready(&p);
+    let Outcome::Refused { code, why } = &changes.outcome else {
+        panic!("not refused: {:?}", changes.outcome);
+    };
+    assert_eq!(*code, "table_feature");
+    let input = p.path("inbox/04-late-fix.jsonl");
+    let cli = p.folder.wharf(&["plan", input.to_str().unwrap()]);
+    assert_eq!(cli.code, 3, "{}{}", cli.stdout, cli.stderr);
+    assert!(why.contains("`checkConstraints`"), "{why}");
+    let cli_text = format!("{}{}", cli.stdout, cli.stderr);
+    assert!(
+        cli_text.contains(why.as_str()),
+        "the CLI's words: {why} in {cli_text}"
+    );
+    let status = p.land_selected();
+    assert_eq!(status, wharf::land::RunStatus::Refused);
+    assert_eq!(
+        kit::tree(&p.folder.publish),
+        table,
+        "nothing written to the table"
+    );
+}
