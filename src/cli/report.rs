@@ -236,19 +236,9 @@ pub fn plan_text(plan: &Plan, verb: &str) -> String {
         } else {
             "→"
         };
-        let change = date.merge.map_or(String::new(), |m| {
-            format!(
-                "  inserted {} · updated {} · moved in {} · moved out {} · files read {} · \
-                 rewritten {} ({} rows)",
-                m.inserted,
-                m.updated,
-                m.moved_in,
-                m.moved_out,
-                m.files_read,
-                m.files_rewritten,
-                m.rows_rewritten
-            )
-        });
+        let change = date
+            .merge
+            .map_or(String::new(), |m| format!("  {}", m.describe()));
         out.push_str(&format!(
             "  event_date={}  {arrow} {} rows  ({before}){change}\n",
             date.event_date, date.rows

@@ -224,6 +224,23 @@ pub struct MergeCounts {
     pub rows_rewritten: u64,
 }
 
+impl MergeCounts {
+    /// One line for people, the same in the CLI's report and the console's inbox.
+    pub fn describe(&self) -> String {
+        format!(
+            "inserted {} · updated {} · moved in {} · moved out {} · files {} read, {} \
+             rewritten ({} rows)",
+            self.inserted,
+            self.updated,
+            self.moved_in,
+            self.moved_out,
+            self.files_read,
+            self.files_rewritten,
+            self.rows_rewritten
+        )
+    }
+}
+
 /// What a run would do with one input, and everything it needs to do it.
 #[derive(Debug)]
 pub struct Plan {

@@ -198,8 +198,8 @@ fn a_refused_input_changes_nothing_and_says_why() {
 fn another_writer_adds_a_constraint(table: &std::path::Path) {
     let log = table.join("_delta_log");
     let mut commits: Vec<_> = std::fs::read_dir(&log)
-        .unwrap()
-        .map(|e| e.unwrap().path())
+        .expect("the table's log")
+        .map(|e| e.expect("a log entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     commits.sort();
@@ -207,7 +207,7 @@ fn another_writer_adds_a_constraint(table: &std::path::Path) {
         .iter()
         .flat_map(|c| {
             std::fs::read_to_string(c)
-                .unwrap()
+                .expect("a commit")
                 .lines()
                 .map(str::to_owned)
                 .collect::<Vec<_>>()
@@ -215,7 +215,7 @@ fn another_writer_adds_a_constraint(table: &std::path::Path) {
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
         .filter_map(|action| action.get("metaData").cloned())
         .next_back()
-        .unwrap();
+        .expect("the table's metadata");
     metadata["configuration"]["delta.constraints.positive_order"] = "order_id > 0".into();
     let actions = [
         serde_json::json!({"commitInfo": {"timestamp": 1, "operation": "ADD CONSTRAINT"}}),
@@ -228,7 +228,7 @@ fn another_writer_adds_a_constraint(table: &std::path::Path) {
         log.join(format!("{:020}.json", commits.len())),
         text.join("\n"),
     )
-    .unwrap();
+    .expect("the other writer's commit");
 }
 
 /// §12.8: a table feature Wharf refuses is the console's refusal too, in the CLI's words,

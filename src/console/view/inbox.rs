@@ -373,19 +373,7 @@ fn date_line(app: &App, plan: &Plan, date: &DatePlan) -> Line<'static> {
     }
     if let Some(m) = date.merge {
         // Merge mode (§10.6): how the date's keys change.
-        spans.push(Span::styled(
-            format!(
-                "  +{} ins · {} upd · {} in · {} out · files {} read, {} rewritten ({} rows)",
-                m.inserted,
-                m.updated,
-                m.moved_in,
-                m.moved_out,
-                m.files_read,
-                m.files_rewritten,
-                m.rows_rewritten
-            ),
-            t.muted,
-        ));
+        spans.push(Span::styled(format!("  {}", m.describe()), t.muted));
     }
     let why = match &plan.refusal {
         Some(Refusal::TooManyDates { count, max, .. }) => {
