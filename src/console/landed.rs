@@ -8,13 +8,13 @@
 
 use crate::config::{Config, TableFormat};
 use crate::contract::Date;
-use crate::diff::read::Source;
 use crate::error::{Error, Result};
 use crate::land::commit;
 use crate::land::delta_read::TableVersion;
 use crate::land::generations::{self, Replaced};
 use crate::land::preview;
 use crate::land::runlog::RunRecord;
+use crate::store::rows::Source;
 
 use super::changes::{Changes, Outcome};
 

@@ -4,7 +4,7 @@
 //!
 //! - [`Change`] is one changed key (`inserted`, `removed`, `updated`), with the rows of
 //!   both sides as published; [`DateDiff`] a date's counts.
-//! - [`read::Rows`] reads a partition's Parquet files row by row, in key order.
+//! - [`Rows`](crate::store::rows::Rows) reads a partition's Parquet files row by row, in key order.
 //! - [`json`] renders a [`Change`] as the `wharf diff --json` line.
 //!
 //! The rows a plan would write come from its engine's staging (`land::preview`), written
@@ -12,7 +12,6 @@
 //! published (timestamps at microseconds).
 
 pub mod json;
-pub mod read;
 
 use std::cmp::Ordering;
 

@@ -31,7 +31,7 @@ impl TableVersion<'_> {
 
     /// `date`'s files as the diff reads them, fetched; `None` when one of them is no
     /// longer stored (a removed generation the vacuum let go).
-    pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::diff::read::Source>>> {
+    pub fn sources(&self, date: Date) -> Result<Option<Vec<crate::store::rows::Source>>> {
         self.sources_except(date, &std::collections::BTreeSet::new())
     }
 
@@ -40,7 +40,7 @@ impl TableVersion<'_> {
         &self,
         date: Date,
         kept: &std::collections::BTreeSet<String>,
-    ) -> Result<Option<Vec<crate::diff::read::Source>>> {
+    ) -> Result<Option<Vec<crate::store::rows::Source>>> {
         let mut sources = Vec::new();
         for path in self
             .files_of(date)
@@ -50,7 +50,10 @@ impl TableVersion<'_> {
             let Some(bytes) = self.0.table.fetch_if_stored(&path)? else {
                 return Ok(None);
             };
-            sources.push(crate::diff::read::Source::Fetched(self.named(&path), bytes));
+            sources.push(crate::store::rows::Source::Fetched(
+                self.named(&path),
+                bytes,
+            ));
         }
         Ok(Some(sources))
     }
@@ -127,8 +130,8 @@ impl Dataset for TableVersion<'_> {
 
     fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
         let source =
-            crate::diff::read::Source::Fetched(self.named(path), self.0.table.fetch(path)?);
-        crate::diff::read::Rows::of(vec![source], schema).collect()
+            crate::store::rows::Source::Fetched(self.named(path), self.0.table.fetch(path)?);
+        crate::store::rows::Rows::of(vec![source], schema).collect()
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {

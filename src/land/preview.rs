@@ -11,11 +11,11 @@ use super::root::PublishRoot;
 use super::{Progress, announced, columns, delta_read, plan_with_manifest};
 use crate::config::Config;
 use crate::contract::Date;
-use crate::diff::read::{Rows, Source};
 use crate::diff::{self, Change, DateDiff};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::plan::{Action, DecideOptions, Plan};
+use crate::store::rows::{Rows, Source};
 use crate::store::state;
 
 /// A plan, and for a publish the rows it would write, staged where no reader looks.

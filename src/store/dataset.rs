@@ -122,8 +122,8 @@ impl Dataset for HiveFolders<'_> {
 
     fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
         // Columns at a time, as the diff reads: a merge reads its files whole.
-        let source = crate::diff::read::Source::Path(self.0.join(path));
-        crate::diff::read::Rows::of(vec![source], schema).collect()
+        let source = super::rows::Source::Path(self.0.join(path));
+        super::rows::Rows::of(vec![source], schema).collect()
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {

@@ -14,4 +14,5 @@ pub mod findings;
 pub mod key_files;
 pub mod objects;
 pub mod parquet_files;
+pub mod rows;
 pub mod state;

@@ -12,9 +12,9 @@ use arrow_array::{
 };
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
+use super::parquet_files;
 use crate::contract::{Instant, Record, Schema, Value};
 use crate::error::{Error, Result};
-use crate::store::parquet_files;
 
 /// One published file: a local path, or one already fetched (its name for errors).
 pub enum Source {
