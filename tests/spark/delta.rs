@@ -215,19 +215,7 @@ fn on_s3_the_handoff_goes_to_the_table_and_is_deleted_when_spark_cannot_read_it(
         ran.stderr
     );
     assert!(!ran.stderr.contains("wharf-test-secret"), "{}", ran.stderr);
-    let store = object_store::aws::AmazonS3Builder::new()
-        .with_endpoint(format!("http://127.0.0.1:{port}"))
-        .with_allow_http(true)
-        .with_region("us-east-1")
-        .with_bucket_name("wharf")
-        .with_access_key_id("wharf-test-access")
-        .with_secret_access_key("wharf-test-secret-5e7a1c")
-        .build()
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (store, runtime) = test_bucket(&port);
     let under = object_store::path::Path::from(prefix.as_str());
     let left: Vec<object_store::ObjectMeta> = runtime
         .block_on(futures::TryStreamExt::try_collect(
@@ -358,4 +346,23 @@ fn merge_mode_on_a_delta_table_on_spark_equals_the_local_engine_batch_by_batch()
     let again = spark_run_json(&spark, &spark.path().join("inbox/b3.jsonl"));
     assert_eq!(again.json()["action"], "skipped", "{}", again.stderr);
     assert_eq!(commits(&root).len(), 4);
+}
+
+/// The S3 server's test bucket (tests/s3/server.sh's identity) at `port`, and a runtime
+/// to drive it.
+pub fn test_bucket(port: &str) -> (object_store::aws::AmazonS3, tokio::runtime::Runtime) {
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(format!("http://127.0.0.1:{port}"))
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_bucket_name("wharf")
+        .with_access_key_id("wharf-test-access")
+        .with_secret_access_key("wharf-test-secret-5e7a1c")
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    (store, runtime)
 }

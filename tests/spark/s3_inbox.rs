@@ -19,19 +19,7 @@ fn port() -> String {
 
 /// Puts `bytes` at `key` in the test bucket.
 fn put(key: &str, bytes: &[u8]) {
-    let store = object_store::aws::AmazonS3Builder::new()
-        .with_endpoint(format!("http://127.0.0.1:{}", port()))
-        .with_allow_http(true)
-        .with_region("us-east-1")
-        .with_bucket_name("wharf")
-        .with_access_key_id("wharf-test-access")
-        .with_secret_access_key("wharf-test-secret-5e7a1c")
-        .build()
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (store, runtime) = crate::delta::test_bucket(&port());
     runtime
         .block_on(store.put(&StorePath::from(key), bytes.to_vec().into()))
         .unwrap();
