@@ -8,7 +8,7 @@ use super::app::{PartitionRow, TableAt};
 use super::msg::Snapshot;
 use crate::config::{Config, TableFormat};
 use crate::inbox;
-use crate::land::{commit, delta_trash, quarantine, runlog, trash};
+use crate::land::{commit, delta_trash, memory, quarantine, runlog, trash};
 use crate::plan::Owner;
 use crate::store::state;
 
@@ -23,11 +23,23 @@ pub fn snapshot(config: &Config) -> Snapshot {
         Ok(entries) => out.inbox = entries,
         Err(e) => out.problems.push(e.to_string()),
     }
-    let published = state::read_manifest(config).and_then(|manifest| {
-        crate::land::root::PublishRoot::open(config)?.published(config, None, &manifest)
+    // A new machine's state root is empty: what landed is the table's log's (§12.5), read
+    // as `status` reads it, so its inputs are not listed as new until a run writes them.
+    let recalled = crate::land::root::PublishRoot::open(config).and_then(|root| {
+        let recalled = memory::recall(config, &root, false)?;
+        let published = root.published(config, None, &recalled.manifest)?;
+        Ok((recalled, published))
     });
+    let (recalled, published) = match recalled {
+        Ok((recalled, published)) => (Some(recalled), Ok(published)),
+        Err(e) => (None, Err(e)),
+    };
     for entry in out.inbox.iter().filter(|e| e.ignored.is_none()) {
-        match state::read_checkpoint(config, &entry.name) {
+        let checkpoint = match &recalled {
+            Some(recalled) => recalled.checkpoint(config, &entry.name, true),
+            None => state::read_checkpoint(config, &entry.name),
+        };
+        match checkpoint {
             Ok(Some(checkpoint)) => {
                 // What became of its dates (§5.4): from the checkpoint and the manifest.
                 if let Ok(published) = &published {

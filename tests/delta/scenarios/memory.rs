@@ -261,3 +261,37 @@ fn two_state_roots_take_in_each_others_landings() {
     table.land(&name(3), &line(3));
     assert_eq!(txn(&commit(&table, 2)).unwrap()["version"], 3);
 }
+
+/// The console on a new machine (§12.5): it lists what the table's log says landed as
+/// landed, as `status` does, and writes nothing while it only looks.
+#[test]
+fn the_console_on_a_new_state_root_shows_what_the_table_says_landed() {
+    let table = Table::new(false, "console", "");
+    for i in 1..=3 {
+        table.land(&name(i), &line(i));
+    }
+    let landed = |i: usize| table.product.checkpoint(&name(i)).unwrap()["input_sha256"].clone();
+    let hashes: Vec<Value> = (1..=3).map(landed).collect();
+    table.input(&name(4), &line(4));
+    fresh_state(&table);
+    let config = wharf::config::Config::load(&table.product.config).unwrap();
+    let snapshot = wharf::console::load::snapshot(&config);
+    assert!(snapshot.problems.is_empty(), "{:?}", snapshot.problems);
+    let known: Vec<(String, Value)> = snapshot
+        .checkpoints
+        .into_iter()
+        .map(|(name, sha)| (name, Value::from(sha)))
+        .collect();
+    let expected: Vec<(String, Value)> =
+        (1..=3).map(|i| (name(i), hashes[i - 1].clone())).collect();
+    assert_eq!(known, expected, "the landed three, and not 04.jsonl");
+    let standing: Vec<&String> = snapshot.standing.iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        standing,
+        expected.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    assert!(
+        !table.product.state.exists(),
+        "looking writes no state root"
+    );
+}
