@@ -43,6 +43,14 @@ impl Bucket {
         self.runtime.block_on(future)
     }
 
+    /// Runs `future` on the bucket's runtime in the background.
+    pub(crate) fn spawn<F>(&self, future: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.runtime.spawn(future);
+    }
+
     /// The URL of `key` in this bucket, as inputs are named.
     pub fn url_of(&self, key: &str) -> PathBuf {
         PathBuf::from(format!("s3://{}/{key}", self.name))

@@ -10,10 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
+use tokio::sync::mpsc;
 
 use super::{Bucket, locate, object_error, store_path};
 use crate::error::Result;
@@ -21,6 +22,12 @@ use crate::error::Result;
 /// Resumes of one read before it fails: each after a connection cut or an error status
 /// the store's own retries gave up on.
 const RESUMES: u32 = 8;
+
+/// The body is read ahead of the reader in pieces of this size, at most [`AHEAD`] of them
+/// waiting: the transfer overlaps the hashing and classifying of what came before, in
+/// bounded memory.
+const PIECE: usize = 1 << 20;
+const AHEAD: usize = 4;
 
 /// What an object is, as first seen: every read of it must find these bytes.
 #[derive(Clone)]
@@ -81,7 +88,7 @@ impl Object {
 pub struct ObjectReader {
     object: Object,
     offset: u64,
-    stream: Option<BoxStream<'static, object_store::Result<Bytes>>>,
+    stream: Option<mpsc::Receiver<object_store::Result<Bytes>>>,
     chunk: Bytes,
     resumes: u32,
 }
@@ -109,7 +116,7 @@ impl ObjectReader {
                 detail: CHANGED.to_owned(),
             })),
             Ok(got) => {
-                self.stream = Some(got.into_stream());
+                self.stream = Some(read_ahead(bucket, got.into_stream()));
                 Ok(())
             }
             Err(e) => Err(self.failure(e)),
@@ -124,7 +131,7 @@ impl ObjectReader {
         let Some(stream) = self.stream.as_mut() else {
             return Ok(None);
         };
-        match self.object.bucket.block_on(stream.next()) {
+        match stream.blocking_recv() {
             None => Ok(None),
             Some(Ok(bytes)) => Ok(Some(bytes)),
             Some(Err(e)) => Err(self.failure(e)),
@@ -184,6 +191,45 @@ impl Read for ObjectReader {
             }
         }
     }
+}
+
+/// The items of `body` in order, read ahead on the bucket's runtime into pieces of at
+/// least [`PIECE`] bytes (an error comes after every byte before it); dropping the
+/// receiver ends the read.
+fn read_ahead(
+    bucket: &super::Bucket,
+    mut body: BoxStream<'static, object_store::Result<Bytes>>,
+) -> mpsc::Receiver<object_store::Result<Bytes>> {
+    let (pieces, received) = mpsc::channel(AHEAD);
+    bucket.spawn(async move {
+        let mut piece = BytesMut::new();
+        while let Some(item) = body.next().await {
+            let item = match item {
+                Ok(bytes) => {
+                    piece.extend_from_slice(&bytes);
+                    if piece.len() < PIECE {
+                        continue;
+                    }
+                    Ok(piece.split().freeze())
+                }
+                Err(e) if piece.is_empty() => Err(e),
+                Err(e) => {
+                    if pieces.send(Ok(piece.split().freeze())).await.is_err() {
+                        return;
+                    }
+                    Err(e)
+                }
+            };
+            let end = item.is_err();
+            if pieces.send(item).await.is_err() || end {
+                return;
+            }
+        }
+        if !piece.is_empty() {
+            let _ = pieces.send(Ok(piece.freeze())).await; // a dropped reader wants no more
+        }
+    });
+    received
 }
 
 /// Why a read of an object failed.
