@@ -24,7 +24,7 @@ pub fn history(
         }
         (None, None) => runlog::read(config)?,
     };
-    if let (Some(url), false) = (&config.table_url, json) {
+    if let (Some(url), false) = (config.lake.table_url(), json) {
         // From the log alone, so history reads no storage: the version the last logged
         // landing or restore committed, which another writer may since have followed.
         let last = records.iter().rev().find_map(|r| r.table_version);

@@ -2,7 +2,7 @@
 
 use super::emit;
 use super::report::{self, inert};
-use crate::config::{Config, TableFormat};
+use crate::config::{Config, Lake};
 use crate::error::Result;
 use crate::exit;
 use crate::input::PartDigest;
@@ -24,9 +24,9 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
         let version = found.snapshot.as_ref().map(|s| s.version());
         (found.table.url().to_owned(), version)
     });
-    let format = match config.table_format {
-        TableFormat::Hive => "hive",
-        TableFormat::Delta => "delta",
+    let format = match config.lake {
+        Lake::Hive(_) => "hive",
+        Lake::Delta { .. } => "delta",
     };
     // Which parts each owning set had (§11.3), from its checkpoint; by identity too: a
     // date still owned by an earlier landing of the same name was not published by the
@@ -70,7 +70,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
         let (url, version) = table.clone().unzip();
         let object = serde_json::json!({
             "product": config.product,
-            "publish_root": url.unwrap_or_else(|| config.publish_root.display().to_string()),
+            "publish_root": url.unwrap_or_else(|| config.lake.location()),
             "table_format": format,
             "table_version": version.flatten(),
             "dates": dates,
@@ -96,9 +96,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     if published.dates.is_empty() {
         let root = table
             .as_ref()
-            .map_or(config.publish_root.display().to_string(), |(url, _)| {
-                url.clone()
-            });
+            .map_or(config.lake.location(), |(url, _)| url.clone());
         emit(&format!(
             "{}: nothing published under {}",
             config.product,

@@ -6,7 +6,7 @@
 //! generation the trash let go says so instead of counts. On a Delta table the two sides
 //! are the date's files at the version before the landing's commit and at its commit.
 
-use crate::config::{Config, TableFormat};
+use crate::config::{Config, Lake};
 use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::land::commit;
@@ -33,7 +33,7 @@ pub fn build(
     progress: &mut dyn FnMut(u64, u64) -> bool,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Changes> {
-    if config.table_format == TableFormat::Delta {
+    if matches!(config.lake, Lake::Delta { .. }) {
         return delta_landing(config, run, progress, cancelled);
     }
     let sides = generations::sides(config, run)?;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::app::{PartitionRow, TableAt};
 use super::msg::Snapshot;
-use crate::config::{Config, TableFormat};
+use crate::config::{Config, Lake};
 use crate::inbox;
 use crate::land::{commit, delta_trash, quarantine, runlog, trash};
 use crate::plan::Owner;
@@ -52,9 +52,9 @@ pub fn snapshot(config: &Config) -> Snapshot {
         }
         Err(e) => out.problems.push(e.to_string()),
     }
-    let read = match config.table_format {
-        TableFormat::Hive => partitions(config).map(|rows| (rows, None)),
-        TableFormat::Delta => table_partitions(config).map(|(rows, table)| (rows, Some(table))),
+    let read = match config.lake {
+        Lake::Hive(_) => partitions(config).map(|rows| (rows, None)),
+        Lake::Delta { .. } => table_partitions(config).map(|(rows, table)| (rows, Some(table))),
     };
     match read {
         Ok((rows, table)) => {

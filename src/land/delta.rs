@@ -118,7 +118,7 @@ impl Table {
     /// Opens the table `config` publishes to (it need not exist yet). S3's endpoint,
     /// region and credentials come from the environment (`AWS_*`), never the config.
     pub fn open(config: &Config) -> Result<Table> {
-        let url = config.table_url.clone().ok_or_else(|| {
+        let url = config.lake.table_url().map(str::to_owned).ok_or_else(|| {
             Error::internal("a Delta landing was asked of a config without table_format = delta")
         })?;
         let fail = |detail: String| Error::Table {

@@ -14,7 +14,7 @@ use delta_kernel::schema::{DataType, PrimitiveType};
 
 use super::columns::AddedColumn;
 use super::delta::Table;
-use crate::config::{Config, TableFormat};
+use crate::config::{Config, Lake};
 use crate::contract::FieldType;
 use crate::contract::added::addable_name;
 use crate::error::{Error, Result};
@@ -25,9 +25,9 @@ pub const UNKNOWN: &str = "unknown (rebuilt from the lake)";
 
 /// The columns the lake carries beyond `config`'s declared fields, oldest landing first.
 pub fn from_lake(config: &Config) -> Result<Vec<AddedColumn>> {
-    match config.table_format {
-        TableFormat::Hive => from_folders(config),
-        TableFormat::Delta => {
+    match config.lake {
+        Lake::Hive(_) => from_folders(config),
+        Lake::Delta { .. } => {
             let table = Table::open(config)?;
             match table.snapshot()? {
                 Some(snapshot) => from_table(config, &table, &snapshot),
@@ -145,7 +145,7 @@ fn landing_of(
 fn from_folders(config: &Config) -> Result<Vec<AddedColumn>> {
     let manifest = state::read_manifest(config)?;
     let mut found: Vec<AddedColumn> = Vec::new();
-    for (date, folder) in state::list_partitions(&config.publish_root)? {
+    for (date, folder) in state::list_partitions(config.lake.publish_root())? {
         for path in parquet_files::parquet_paths(&folder)? {
             let reader = parquet_files::open_reader(&path)?;
             for (name, ty) in footer_columns(&reader, &path)? {

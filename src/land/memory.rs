@@ -132,7 +132,7 @@ impl Recalled {
         let local = state::read_checkpoint(config, name)?;
         if local.is_none() && self.unknown > 0 && !reland {
             return Err(Error::Table {
-                url: config.table_url.clone().unwrap_or_default(),
+                url: config.lake.table_url().unwrap_or_default().to_owned(),
                 action: "tell whether the input landed",
                 detail: format!(
                     "the table's log no longer holds {} landings of {} (another writer's log \

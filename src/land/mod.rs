@@ -309,10 +309,7 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
             .dates_with_rows()
             .map(|d| d.event_date.to_string())
             .collect(),
-        publish_root: config
-            .table_url
-            .clone()
-            .unwrap_or_else(|| config.publish_root.display().to_string()),
+        publish_root: config.lake.location(),
         published_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         table_version: None,

@@ -105,7 +105,7 @@ impl Preview {
         let kept = self.carried.get(&date).unwrap_or(&empty);
         let before = match self.root.found() {
             None => {
-                let folder = state::partition_dir(&config.publish_root, date);
+                let folder = state::partition_dir(config.lake.publish_root(), date);
                 let mut files = Vec::new();
                 if folder.is_dir() {
                     let paths = crate::store::parquet_files::parquet_paths(&folder)?;
@@ -120,7 +120,7 @@ impl Preview {
             Some(found) => {
                 let files = delta_read::TableVersion(found).sources_except(date, kept)?;
                 let gone = || Error::CorruptState {
-                    path: state::partition_dir(&config.publish_root, date),
+                    path: state::partition_dir(config.lake.publish_root(), date),
                     detail: "a file of the table's current version is not stored".to_owned(),
                 };
                 Rows::of(files.ok_or_else(gone)?, schema)

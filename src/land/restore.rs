@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::config::{Config, TableFormat};
+use crate::config::{Config, Lake};
 use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::land::delta::{AddFile, CommitNote};
@@ -30,7 +30,7 @@ pub struct Restored {
 pub fn restore(config: &Config, date: Date) -> Result<Restored> {
     let started = std::time::Instant::now();
     let _lock = lock::acquire(config)?;
-    if config.table_format == TableFormat::Delta {
+    if matches!(config.lake, Lake::Delta { .. }) {
         return restore_delta(config, date, started);
     }
     let generations = trash::generations(config, date)?;
@@ -58,7 +58,7 @@ pub fn restore(config: &Config, date: Date) -> Result<Restored> {
 
     let mut manifest = state::read_manifest(config)?;
     let key = date.to_string();
-    let live = state::partition_dir(&config.publish_root, date);
+    let live = state::partition_dir(config.lake.publish_root(), date);
     let before = if live.exists() {
         let owner = manifest.dates.get(&key).map(|e| e.owner.clone());
         Some((owner, parquet_files::count_rows(&live)?))

@@ -13,7 +13,7 @@
 
 use super::commit::{self, Found};
 use super::{Progress, checkpoint, delta_read, generation_id, swap};
-use crate::config::{Config, TableFormat, WriteMode};
+use crate::config::{Config, Lake, WriteMode};
 use crate::engine::{Engine, Staged};
 use crate::error::Result;
 use crate::plan::{self, Checkpoint, Manifest, Owner, PartitionEntry, Plan};
@@ -38,9 +38,9 @@ pub struct Publication {
 
 impl PublishRoot {
     pub fn open(config: &Config) -> Result<PublishRoot> {
-        Ok(match config.table_format {
-            TableFormat::Hive => PublishRoot::Hive,
-            TableFormat::Delta => PublishRoot::Delta(Box::new(commit::find(config)?)),
+        Ok(match config.lake {
+            Lake::Hive(_) => PublishRoot::Hive,
+            Lake::Delta { .. } => PublishRoot::Delta(Box::new(commit::find(config)?)),
         })
     }
 
@@ -55,7 +55,7 @@ impl PublishRoot {
     /// `read` over the published dataset: the hive folders, or the version found.
     pub fn with_dataset<T>(&self, config: &Config, read: impl FnOnce(&dyn Dataset) -> T) -> T {
         match self {
-            PublishRoot::Hive => read(&HiveFolders(&config.publish_root)),
+            PublishRoot::Hive => read(&HiveFolders(config.lake.publish_root())),
             PublishRoot::Delta(found) => read(&delta_read::TableVersion(found)),
         }
     }
@@ -190,7 +190,7 @@ fn carry_over(
         let folder = state::partition_dir(staging, *date);
         for (path, n) in files {
             let name = crate::engine::local::parquet::part_name(*n);
-            super::folder::link_file(&config.publish_root.join(path), &folder.join(name))?;
+            super::folder::link_file(&config.lake.publish_root().join(path), &folder.join(name))?;
         }
         atomic::sync_dir(&folder)?;
     }
