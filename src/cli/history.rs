@@ -32,7 +32,7 @@ pub fn history(
             format!("last logged table version {v}")
         });
         emit(&report::table_line(&config.product, url, &version))?;
-        if let Some(memory) = crate::land::memory::read(config)? {
+        if let Some(memory) = crate::land::delta::memory::read(config)? {
             emit(&memory.describe())?; // §12.5: where the state root's memory came from
         }
     }

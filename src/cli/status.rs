@@ -16,7 +16,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     // A Delta table's dates are its current version's, read from its log; what landed is
     // the state root's memory and, where it has none, the log's (§12.5).
     let root = PublishRoot::open(config)?;
-    let recalled = crate::land::memory::recall(config, &root, false)?;
+    let recalled = crate::land::delta::memory::recall(config, &root, false)?;
     let memory = recalled.describe(config)?;
     let manifest = recalled.manifest.clone();
     let published = root.published(config, None, &manifest)?;

@@ -1,6 +1,6 @@
 //! The History view's diff: what a past landing changed, date by date, between the
 //! generation it replaced (kept in the trash) and the one it published (live, or in the
-//! trash once replaced in turn), as `land::generations` finds them; each date merge-joined
+//! trash once replaced in turn), as `land::hive::generations` finds them; each date merge-joined
 //! by `land::preview::diff_sources` into the Changes tab's [`Changes`], so both are drawn
 //! and filtered alike. A new date is every key inserted against nothing; a date whose
 //! generation the trash let go says so instead of counts. On a Delta table the two sides
@@ -9,9 +9,9 @@
 use crate::config::{Config, Lake};
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::commit;
-use crate::land::delta_read::TableVersion;
-use crate::land::generations::{self, Replaced};
+use crate::land::delta::commit;
+use crate::land::delta::read::TableVersion;
+use crate::land::hive::generations::{self, Replaced};
 use crate::land::preview;
 use crate::land::runlog::RunRecord;
 use crate::store::rows::Source;

@@ -8,7 +8,9 @@ use super::app::{PartitionRow, TableAt};
 use super::msg::Snapshot;
 use crate::config::{Config, Lake};
 use crate::inbox;
-use crate::land::{commit, delta_trash, quarantine, runlog, trash};
+use crate::land::delta::{commit, trash as delta_trash};
+use crate::land::hive::trash;
+use crate::land::{quarantine, runlog};
 use crate::plan::Owner;
 use crate::store::state;
 

@@ -22,7 +22,7 @@ use crate::input;
 use crate::plan::Plan;
 use crate::store::{atomic, state};
 
-use super::lake_columns;
+use super::delta::columns as lake_columns;
 
 /// One column a landing added.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

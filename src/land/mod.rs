@@ -8,25 +8,16 @@
 //! through [`root::PublishRoot`] (hive folders or a Delta table, one interface).
 
 pub mod columns;
-pub mod commit;
 pub mod delta;
-pub mod delta_pending;
-pub mod delta_read;
-pub mod delta_trash;
-mod folder;
-pub mod generations;
+pub mod hive;
 pub mod hours;
-pub mod lake_columns;
 pub mod lock;
-pub mod memory;
 pub mod owner;
 pub mod preview;
 pub mod quarantine;
 pub mod restore;
 pub mod root;
 pub mod runlog;
-pub mod swap;
-pub mod trash;
 
 use std::path::Path;
 use std::time::Instant;
@@ -92,7 +83,7 @@ pub fn plan_input(
 /// the manifest without the engine's census, so without reading a row of the lake.
 ///
 /// On a Delta lake the state root first takes in what the table's log says landed since
-/// it last looked (§12.5, [`memory::recall`]; written only when `persist`, under a run's
+/// it last looked (§12.5, [`delta::memory::recall`]; written only when `persist`, under a run's
 /// lock); what it took is returned for the run log.
 fn plan_with_manifest(
     config: &Config,
@@ -115,7 +106,7 @@ fn plan_with_manifest(
         }
         root => root?,
     };
-    let recalled = memory::recall(config, &root, persist)?;
+    let recalled = delta::memory::recall(config, &root, persist)?;
     let checkpoint = recalled.checkpoint(config, &input.name, options.reland)?; // §5.3
     let manifest = recalled.manifest;
     let note = recalled.note;
@@ -245,7 +236,7 @@ pub fn run(
     record.table_version = table_version;
     record.memory = recalled;
     if let (Some(version), Some(found)) = (table_version, root.found()) {
-        memory::advance(config, found.table.url(), version)?;
+        delta::memory::advance(config, found.table.url(), version)?;
     }
     runlog::append(config, &record)?; // §6.5
     Ok(RunOutcome {
@@ -292,7 +283,7 @@ fn refuse_unclosed(path: &Path, marker: &str) -> Result<()> {
 
 /// A landing's generation: its time and input, sortable and unique per input.
 pub(crate) fn generation_id(now: &str, plan: &Plan) -> String {
-    generations::generation_of(now, &plan.input_sha256)
+    hive::generations::generation_of(now, &plan.input_sha256)
 }
 
 fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {

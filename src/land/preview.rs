@@ -7,8 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::delta::read as delta_read;
 use super::root::PublishRoot;
-use super::{Progress, announced, columns, delta_read, plan_with_manifest};
+use super::{Progress, announced, columns, plan_with_manifest};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::diff::{self, Change, DateDiff};

@@ -6,7 +6,7 @@
 //!
 //! On a Delta table (§12.6) a restore is one commit: it removes the date's current files
 //! and re-adds those of its newest removed generation, which stayed in the table's storage
-//! ([`crate::land::delta_trash`]).
+//! ([`crate::land::delta::trash`]).
 
 use std::collections::BTreeSet;
 
@@ -14,7 +14,9 @@ use crate::config::{Config, Lake};
 use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::land::delta::{AddFile, CommitNote};
-use crate::land::{commit, delta_trash, lock, runlog, swap, timestamp_now, trash};
+use crate::land::delta::{commit, trash as delta_trash};
+use crate::land::hive::{swap, trash};
+use crate::land::{lock, runlog, timestamp_now};
 use crate::plan::{Counts, Owner, PartitionEntry};
 use crate::store::{atomic, parquet_files, state};
 

@@ -11,8 +11,10 @@
 //! - [`PublishRoot::publish`]: §6.2–6.4, hive dates swapped in one by one or one Delta
 //!   commit, then the manifest and, last, the checkpoint.
 
-use super::commit::{self, Found};
-use super::{Progress, checkpoint, delta_read, generation_id, swap};
+use super::delta::commit::{self, Found};
+use super::delta::read as delta_read;
+use super::hive::swap;
+use super::{Progress, checkpoint, generation_id};
 use crate::config::{Config, Lake, WriteMode};
 use crate::engine::{Engine, Staged};
 use crate::error::Result;
@@ -190,7 +192,10 @@ fn carry_over(
         let folder = state::partition_dir(staging, *date);
         for (path, n) in files {
             let name = crate::engine::local::parquet::part_name(*n);
-            super::folder::link_file(&config.lake.publish_root().join(path), &folder.join(name))?;
+            super::hive::folder::link_file(
+                &config.lake.publish_root().join(path),
+                &folder.join(name),
+            )?;
         }
         atomic::sync_dir(&folder)?;
     }

@@ -12,12 +12,12 @@ use delta_kernel::SnapshotRef;
 use delta_kernel::arrow::datatypes::DataType as ArrowType;
 use delta_kernel::schema::{DataType, PrimitiveType};
 
-use super::columns::AddedColumn;
-use super::delta::Table;
+use super::Table;
 use crate::config::{Config, Lake};
 use crate::contract::FieldType;
 use crate::contract::added::addable_name;
 use crate::error::{Error, Result};
+use crate::land::columns::AddedColumn;
 use crate::store::{parquet_files, state};
 
 /// Who added a column when the lake no longer says.

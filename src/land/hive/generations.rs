@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use crate::config::{Config, WriteMode};
 use crate::contract::Date;
 use crate::error::Result;
+use crate::land::hive::trash;
 use crate::land::runlog::RunRecord;
-use crate::land::trash;
 use crate::store::state;
 
 /// The generation a landing replaced on one date.
@@ -102,7 +102,7 @@ fn swap_of<'r>(config: &Config, run: &'r RunRecord, index: usize) -> Option<&'r 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::land::trash::Generation;
+    use crate::land::hive::trash::Generation;
     use crate::plan::{Manifest, Owner, PartitionEntry};
     use std::fs;
 

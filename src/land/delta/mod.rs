@@ -38,10 +38,16 @@ use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
 use crate::store::objects::{HINT, Objects, scrub};
 
+pub mod columns;
+pub mod commit;
 pub mod features;
 pub mod folder;
 pub mod identity;
+pub mod memory;
+pub mod pending;
 pub mod protocol;
+pub mod read;
+pub mod trash;
 pub mod vacuumed;
 
 /// The partition column, as in the hive layout.
@@ -248,7 +254,7 @@ impl Table {
         let wanted = table_schema(config)?;
         let history = match crate::land::columns::recorded(config)? {
             Some(history) => history,
-            None => crate::land::lake_columns::from_table(config, self, snapshot)?,
+            None => crate::land::delta::columns::from_table(config, self, snapshot)?,
         };
         if !evolves_to(snapshot.schema().as_ref(), &wanted, config, &history) {
             return Err(self.not_ours(format!(
