@@ -107,3 +107,26 @@ pub(super) fn parse(
         false => Lake::Hive(path),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::fixtures::{on_table, orders};
+
+    #[test]
+    fn a_lake_is_named_by_its_url_or_its_folder() {
+        let hive = orders().lake;
+        assert_eq!(hive.location(), "/lake/orders");
+        assert_eq!(hive.local_folder(), Some(Path::new("/lake/orders")));
+        let s3 = on_table("s3://b/lake/o/").lake;
+        assert_eq!(s3.location(), "s3://b/lake/o/");
+        assert_eq!(
+            (s3.table_url(), s3.local_folder()),
+            (Some("s3://b/lake/o/"), None)
+        );
+        let local = parse(Path::new("/cfg"), None, Some("delta".into()), "o").unwrap();
+        assert_eq!(local.location(), "file:///cfg/lake/o/");
+        assert_eq!(local.local_folder(), Some(Path::new("/cfg/lake/o")));
+        assert_eq!(local.publish_root(), Path::new("/cfg/lake/o"));
+    }
+}

@@ -669,6 +669,16 @@ pub(crate) mod fixtures {
         }
     }
 
+    /// [`orders`] publishing to the Delta table at `url` (taken as given, unparsed).
+    pub fn on_table(url: &str) -> Config {
+        let mut config = orders();
+        config.lake = super::Lake::Delta {
+            url: url.to_owned(),
+            root: url.into(),
+        };
+        config
+    }
+
     /// [`orders`] with its key `order_id` of field type `key_type`.
     pub fn orders_keyed_by(key_type: &str) -> Config {
         let text = ORDERS.replace(

@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::engine::Progress;
 use crate::inbox::InboxEntry;
 use crate::land::RunStatus;
-use crate::land::hive::trash::Generation;
+use crate::land::lake::Generation;
 use crate::land::quarantine::{QuarantineSummary, RejectRecord};
 use crate::land::restore::Restored;
 use crate::land::runlog::RunRecord;

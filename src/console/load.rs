@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 
 use super::app::{PartitionRow, TableAt};
 use super::msg::Snapshot;
-use crate::config::{Config, Lake};
+use crate::config::Config;
 use crate::inbox;
-use crate::land::delta::{commit, trash as delta_trash};
-use crate::land::hive::trash;
+use crate::land::root::PublishRoot;
 use crate::land::{quarantine, runlog};
 use crate::plan::Owner;
 use crate::store::state;
@@ -25,9 +24,8 @@ pub fn snapshot(config: &Config) -> Snapshot {
         Ok(entries) => out.inbox = entries,
         Err(e) => out.problems.push(e.to_string()),
     }
-    let published = state::read_manifest(config).and_then(|manifest| {
-        crate::land::root::PublishRoot::open(config)?.published(config, None, &manifest)
-    });
+    let published = state::read_manifest(config)
+        .and_then(|manifest| PublishRoot::open(config)?.published(config, None, &manifest));
     for entry in out.inbox.iter().filter(|e| e.ignored.is_none()) {
         match state::read_checkpoint(config, &entry.name) {
             Ok(Some(checkpoint)) => {
@@ -54,11 +52,7 @@ pub fn snapshot(config: &Config) -> Snapshot {
         }
         Err(e) => out.problems.push(e.to_string()),
     }
-    let read = match config.lake {
-        Lake::Hive(_) => partitions(config).map(|rows| (rows, None)),
-        Lake::Delta { .. } => table_partitions(config).map(|(rows, table)| (rows, Some(table))),
-    };
-    match read {
+    match partitions(config) {
         Ok((rows, table)) => {
             out.partitions = rows;
             out.table = table;
@@ -68,63 +62,26 @@ pub fn snapshot(config: &Config) -> Snapshot {
     out
 }
 
-/// [`partitions`] of a Delta table: its current version's dates and its trash.
-fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, TableAt)> {
-    let manifest = state::read_manifest(config)?;
-    let found = commit::find(config)?;
-    let published = commit::published(&found, None, &manifest);
-    let trash = delta_trash::read(config, &found)?;
-    let mut rows = Vec::with_capacity(published.dates.len());
+/// Every published date with its owner and its newest kept generation, and the table
+/// and version they were read from (none for hive folders).
+fn partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, Option<TableAt>)> {
+    let root = PublishRoot::open(config)?;
     let mut parts = OwnerParts::default();
-    for (date, now) in published.dates {
-        let key = date.to_string();
-        let entry = manifest.dates.get(&key);
-        let kept = trash.dates.get(&key).map(Vec::as_slice).unwrap_or_default();
-        rows.push(PartitionRow {
-            date: key.clone(),
-            rows: now.rows,
-            owner_parts: parts.of(config, now.owner.as_ref()),
-            owner: now.owner.as_ref().map(|o| o.input_name.clone()),
-            owner_sha256: now.owner.map(|o| o.input_sha256),
-            published_at: entry.map(|e| e.published_at.clone()),
-            previous: kept.last().map(|g| trash::Generation {
-                event_date: key.clone(),
-                owner: g.owner.clone(),
-                rows: g.rows,
-                replaced_at: g.replaced_at.clone(),
-            }),
-            generations: kept.len(),
-        });
-    }
-    let version = found.snapshot.as_ref().map(|s| s.version());
-    Ok((rows, (found.table.url().to_owned(), version)))
-}
-
-/// Every published date with its owner and its newest trash generation.
-fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
-    let manifest = state::read_manifest(config)?;
-    let published = state::published(config, None, &manifest)?;
-    let mut rows = Vec::with_capacity(published.dates.len());
-    let mut parts = OwnerParts::default();
-    for (date, now) in published.dates {
-        let entry = manifest.dates.get(&date.to_string());
-        let generations = trash::generations(config, date)?;
-        let previous = match generations.last() {
-            Some(folder) => Some(trash::read_generation(folder)?),
-            None => None,
-        };
-        rows.push(PartitionRow {
-            date: date.to_string(),
-            rows: now.rows,
-            owner_parts: parts.of(config, now.owner.as_ref()),
-            owner: now.owner.as_ref().map(|o| o.input_name.clone()),
-            owner_sha256: now.owner.map(|o| o.input_sha256),
-            published_at: entry.map(|e| e.published_at.clone()),
-            previous,
-            generations: generations.len(),
-        });
-    }
-    Ok(rows)
+    let rows = root
+        .partitions(config)?
+        .into_iter()
+        .map(|p| PartitionRow {
+            date: p.date.to_string(),
+            rows: p.rows,
+            owner_parts: parts.of(config, p.owner.as_ref()),
+            owner: p.owner.as_ref().map(|o| o.input_name.clone()),
+            owner_sha256: p.owner.map(|o| o.input_sha256),
+            published_at: p.published_at,
+            previous: p.previous,
+            generations: p.generations,
+        })
+        .collect();
+    Ok((rows, root.table()))
 }
 
 /// Each owner's part names, its checkpoint read once however many dates it owns.

@@ -11,6 +11,7 @@ pub mod columns;
 pub mod delta;
 pub mod hive;
 pub mod hours;
+pub mod lake;
 pub mod lock;
 pub mod owner;
 pub mod preview;
@@ -18,6 +19,8 @@ pub mod quarantine;
 pub mod restore;
 pub mod root;
 pub mod runlog;
+#[cfg(test)]
+mod seam;
 
 use std::path::Path;
 use std::time::Instant;
@@ -83,7 +86,7 @@ pub fn plan_input(
 /// the manifest without the engine's census, so without reading a row of the lake.
 ///
 /// On a Delta lake the state root first takes in what the table's log says landed since
-/// it last looked (§12.5, [`delta::memory::recall`]; written only when `persist`, under a run's
+/// it last looked (§12.5, [`PublishRoot::recall`]; written only when `persist`, under a run's
 /// lock); what it took is returned for the run log.
 fn plan_with_manifest(
     config: &Config,
@@ -106,7 +109,7 @@ fn plan_with_manifest(
         }
         root => root?,
     };
-    let recalled = delta::memory::recall(config, &root, persist)?;
+    let recalled = root.recall(config, persist)?;
     let checkpoint = recalled.checkpoint(config, &input.name, options.reland)?; // §5.3
     let manifest = recalled.manifest;
     let note = recalled.note;
@@ -235,9 +238,7 @@ pub fn run(
     record.engine_settings = engine.settings();
     record.table_version = table_version;
     record.memory = recalled;
-    if let (Some(version), Some(found)) = (table_version, root.found()) {
-        delta::memory::advance(config, found.table.url(), version)?;
-    }
+    root.remember(config, table_version)?;
     runlog::append(config, &record)?; // §6.5
     Ok(RunOutcome {
         status,

@@ -84,11 +84,7 @@ mod tests {
 
     #[test]
     fn a_table_is_addressed_as_the_cluster_knows_it() {
-        let mut config = crate::config::fixtures::orders();
-        config.lake = crate::config::Lake::Delta {
-            url: "s3://b/lake/o%20x/".to_owned(),
-            root: "s3://b/lake/o%20x/".into(),
-        };
+        let mut config = crate::config::fixtures::on_table("s3://b/lake/o%20x/");
         let file = "event_date=2024-03-01/part-g-00000.parquet";
         assert_eq!(
             table_uri(&config, file).unwrap(),
@@ -100,10 +96,7 @@ mod tests {
             table_uri(&config, "_wharf-staging/g/").unwrap(),
             "s3://b/lake/o x/_wharf-staging/g/"
         );
-        config.lake = crate::config::Lake::Delta {
-            url: "file:///lake/o%5B1%5D/".to_owned(),
-            root: "/lake/o[1]".into(),
-        };
+        config = crate::config::fixtures::on_table("file:///lake/o%5B1%5D/");
         assert_eq!(
             table_read_uri(&config, file).unwrap(),
             format!(r"file:///lake/o\[1\]/{file}"),

@@ -39,9 +39,9 @@ pub struct Found {
     pub files: Vec<TableFile>,
 }
 
-/// Opens `config`'s table and reads its version `version` (a past landing's).
-pub fn find_at(config: &Config, version: u64) -> Result<Found> {
-    let table = Table::open(config)?;
+/// Opens the table at `url` and reads its version `version` (a past landing's).
+pub fn find_at(config: &Config, url: &str, version: u64) -> Result<Found> {
+    let table = Table::open(url)?;
     let snapshot = table.snapshot_at(version)?;
     let files = table.files(config, &snapshot)?;
     Ok(Found {
@@ -51,9 +51,9 @@ pub fn find_at(config: &Config, version: u64) -> Result<Found> {
     })
 }
 
-/// Opens `config`'s table and reads its current version.
-pub fn find(config: &Config) -> Result<Found> {
-    let table = Table::open(config)?;
+/// Opens the table at `url` and reads its current version.
+pub fn find(config: &Config, url: &str) -> Result<Found> {
+    let table = Table::open(url)?;
     let snapshot = table.snapshot()?;
     let files = match &snapshot {
         Some(s) => table.files(config, s)?,

@@ -40,6 +40,7 @@ use crate::store::objects::{HINT, Objects, scrub};
 
 pub mod columns;
 pub mod commit;
+pub mod describe;
 pub mod features;
 pub mod folder;
 pub mod identity;
@@ -47,6 +48,7 @@ pub mod memory;
 pub mod pending;
 pub mod protocol;
 pub mod read;
+pub mod restore;
 pub mod trash;
 pub mod vacuumed;
 
@@ -121,19 +123,16 @@ pub struct Table {
 }
 
 impl Table {
-    /// Opens the table `config` publishes to (it need not exist yet). S3's endpoint,
-    /// region and credentials come from the environment (`AWS_*`), never the config.
-    pub fn open(config: &Config) -> Result<Table> {
-        let url = config.lake.table_url().map(str::to_owned).ok_or_else(|| {
-            Error::internal("a Delta landing was asked of a config without table_format = delta")
-        })?;
+    /// Opens the table at `url` (it need not exist yet). S3's endpoint, region and
+    /// credentials come from the environment (`AWS_*`), never the config.
+    pub fn open(url: &str) -> Result<Table> {
         let fail = |detail: String| Error::Table {
-            url: url.clone(),
+            url: url.to_owned(),
             action: "open the table",
             detail: scrub(&detail),
             hint: HINT.to_owned(),
         };
-        let objects = Objects::open(&url)?;
+        let objects = Objects::open(url)?;
         // Two stores, two connection pools: a connection opened on one runtime and reused
         // from the other stalls until its timeout (measured: 30 s per landing).
         let store = crate::store::objects::connect(&objects.root).map_err(fail)?;
