@@ -11,6 +11,12 @@
 //!
 //! [`Table`] is one opened table; [`Table::files`] what its current version holds;
 //! [`Table::commit`] one landing's commit.
+//!
+//! This folder is the Delta half of [`crate::land::root::PublishRoot`]: a landing's
+//! publish ([`commit`]), a version's reads ([`read`]), the pending record and the trash
+//! ([`pending`], [`trash`]), [`restore`], the table's memory of the landings ([`memory`],
+//! [`identity`]), its features ([`features`], [`protocol`]), and what status and the
+//! console show ([`describe`], [`columns`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;

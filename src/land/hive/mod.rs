@@ -1,7 +1,10 @@
-//! EFFECTS. The lake as hive folders (CONTRACT.md §6): `event_date=D` folders under a
-//! local publish root, each generation staged beside it and swapped in by rename
-//! ([`swap`]), the generation it replaced kept in the trash ([`trash`]) for `wharf restore`,
-//! and a past landing's generations found for the History view's diff ([`generations`]).
+//! EFFECTS. The lake as hive folders (CONTRACT.md §6), the hive half of
+//! [`crate::land::root::PublishRoot`]: `event_date=D` folders under a local publish root.
+//! A landing's generation is staged beside it, merge mode's untouched files hard-linked in
+//! ([`publish`]), and swapped in by rename ([`swap`], [`folder`]); the generation it
+//! replaced is kept in the trash ([`trash`]) for [`restore`]. What status and the console
+//! show is read in [`describe`] and [`generations`] (a past landing's two folders of each
+//! date), the columns a landing added from the files' footers in [`columns`].
 
 pub mod columns;
 pub mod describe;
