@@ -6,6 +6,7 @@ use super::report::{self, inert};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::land::root::PublishRoot;
 use crate::land::runlog;
 
 pub fn history(
@@ -24,16 +25,20 @@ pub fn history(
         }
         (None, None) => runlog::read(config)?,
     };
-    if let (Some(url), false) = (&config.table_url, json) {
+    let table = match json {
+        true => None,
+        false => PublishRoot::logged_table(config)?,
+    };
+    if let Some((url, memory)) = table {
         // From the log alone, so history reads no storage: the version the last logged
         // landing or restore committed, which another writer may since have followed.
         let last = records.iter().rev().find_map(|r| r.table_version);
         let version = last.map_or("no commit logged yet".to_owned(), |v| {
             format!("last logged table version {v}")
         });
-        emit(&report::table_line(&config.product, url, &version))?;
-        if let Some(memory) = crate::land::memory::read(config)? {
-            emit(&memory.describe())?; // §12.5: where the state root's memory came from
+        emit(&report::table_line(&config.product, &url, &version))?;
+        if let Some(memory) = memory {
+            emit(&memory)?; // §12.5: where the state root's memory came from
         }
     }
     for record in &records {

@@ -2,7 +2,7 @@
 
 use super::emit;
 use super::report::{self, inert};
-use crate::config::{Config, TableFormat};
+use crate::config::Config;
 use crate::error::Result;
 use crate::exit;
 use crate::input::PartDigest;
@@ -16,18 +16,12 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     // A Delta table's dates are its current version's, read from its log; what landed is
     // the state root's memory and, where it has none, the log's (§12.5).
     let root = PublishRoot::open(config)?;
-    let recalled = crate::land::memory::recall(config, &root, false)?;
+    let recalled = root.recall(config, false)?;
     let memory = recalled.describe(config)?;
     let manifest = recalled.manifest.clone();
     let published = root.published(config, None, &manifest)?;
-    let table = root.found().map(|found| {
-        let version = found.snapshot.as_ref().map(|s| s.version());
-        (found.table.url().to_owned(), version)
-    });
-    let format = match config.table_format {
-        TableFormat::Hive => "hive",
-        TableFormat::Delta => "delta",
-    };
+    let table = root.table();
+    let format = root.format();
     // Which parts each owning set had (§11.3), from its checkpoint; by identity too: a
     // date still owned by an earlier landing of the same name was not published by the
     // parts the checkpoint now lists.
@@ -70,7 +64,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
         let (url, version) = table.clone().unzip();
         let object = serde_json::json!({
             "product": config.product,
-            "publish_root": url.unwrap_or_else(|| config.publish_root.display().to_string()),
+            "publish_root": url.unwrap_or_else(|| config.lake.location()),
             "table_format": format,
             "table_version": version.flatten(),
             "dates": dates,
@@ -96,9 +90,7 @@ pub fn status(config: &Config, json: bool) -> Result<u8> {
     if published.dates.is_empty() {
         let root = table
             .as_ref()
-            .map_or(config.publish_root.display().to_string(), |(url, _)| {
-                url.clone()
-            });
+            .map_or(config.lake.location(), |(url, _)| url.clone());
         emit(&format!(
             "{}: nothing published under {}",
             config.product,

@@ -5,6 +5,7 @@
 
 pub mod engine;
 pub mod inbox;
+pub mod lake;
 pub mod paging;
 mod rules;
 
@@ -15,6 +16,7 @@ use serde::Deserialize;
 use crate::contract::{Field, FieldType, Schema, UnknownFields};
 use crate::error::{Error, Result};
 pub use engine::{EngineConfig, EngineKind};
+pub use lake::Lake;
 pub use paging::{Alerts, LineageTarget, Paging};
 
 /// How a publish treats the dates it writes (CONTRACT.md §10).
@@ -26,22 +28,15 @@ pub enum WriteMode {
     Merge,
 }
 
-/// How the published dataset is laid out (CONTRACT.md §12).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TableFormat {
-    /// Hive folders swapped in by rename (§6), on a local file system.
-    Hive,
-    /// A Delta table: one commit per landing, on a local path or S3.
-    Delta,
-}
-
 /// One product's validated config, paths absolute.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub path: PathBuf,
     pub product: String,
     pub inbox: PathBuf,
-    pub publish_root: PathBuf,
+    /// `publish_root` and `table_format`: hive folders or a Delta table (§12); an `s3://`
+    /// publish root is a Delta table.
+    pub lake: Lake,
     pub quarantine_root: PathBuf,
     pub state_root: PathBuf,
     pub max_rejected_lines: u64,
@@ -56,11 +51,6 @@ pub struct Config {
     pub keep_generations: usize,
     pub max_line_bytes: usize,
     pub write_mode: WriteMode,
-    /// `hive` (the default) or `delta`; an `s3://` publish root requires `delta`.
-    pub table_format: TableFormat,
-    /// The Delta table's URL (`file:///…` for a local path, or the `s3://bucket/prefix`
-    /// given); `None` for a hive dataset. For S3, `publish_root` is only its display.
-    pub table_url: Option<String>,
     /// A Delta checkpoint is written every this many commits.
     pub delta_checkpoint_interval: u64,
     /// The file that closes a set in the inbox (§11.1).
@@ -290,12 +280,9 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     let listing = inbox::listing(raw.poll.as_deref(), raw.rescan.as_deref())?;
     let quarantine_root = root(raw.quarantine_root, format!("quarantine/{product}"));
     let state_root = root(raw.state_root, format!("state/{product}"));
-    let (publish_root, table_format, table_url) =
-        publish_location(folder, raw.publish_root, raw.table_format, &product)?;
-    if table_url
-        .as_deref()
-        .is_none_or(|u| u.starts_with("file://"))
-    {
+    let lake = lake::parse(folder, raw.publish_root, raw.table_format, &product)?;
+    let publish_root = lake.publish_root().to_owned();
+    if lake.local_folder().is_some() {
         check_disjoint(&[
             ("publish_root", &publish_root),
             ("quarantine_root", &quarantine_root),
@@ -371,7 +358,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         path: folder.to_owned(),
         product,
         inbox,
-        publish_root,
+        lake,
         quarantine_root,
         state_root,
         max_rejected_lines,
@@ -384,8 +371,6 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
         keep_generations,
         max_line_bytes,
         write_mode,
-        table_format,
-        table_url,
         delta_checkpoint_interval,
         set_marker: valid_marker(raw.set_marker)?,
         listing,
@@ -547,56 +532,6 @@ fn at_least_one(name: &str, value: i64) -> std::result::Result<u64, String> {
     Ok(value as u64)
 }
 
-/// The publish root, its table format and (Delta) its URL. An `s3://bucket/prefix` root
-/// must be a Delta table: Hive folders cannot be swapped atomically without a rename.
-fn publish_location(
-    folder: &Path,
-    root: Option<String>,
-    format: Option<String>,
-    product: &str,
-) -> std::result::Result<(PathBuf, TableFormat, Option<String>), String> {
-    let root = root.unwrap_or_else(|| format!("lake/{product}"));
-    let format = match format.as_deref() {
-        None | Some("hive") => None,
-        Some("delta") => Some(TableFormat::Delta),
-        Some(other) => {
-            return Err(format!(
-                "table_format = {other:?} is not a format; use \"hive\" or \"delta\""
-            ));
-        }
-    };
-    if let Some(rest) = root.strip_prefix("s3://") {
-        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        let prefix = prefix.trim_matches('/');
-        if bucket.is_empty() || prefix.is_empty() {
-            return Err(format!(
-                "publish_root = {root:?} must name a bucket and a prefix: s3://bucket/prefix"
-            ));
-        }
-        if format != Some(TableFormat::Delta) {
-            return Err(format!(
-                "publish_root = {root:?} is on S3, which has no atomic rename for Hive folders; \
-                 set table_format = \"delta\""
-            ));
-        }
-        let url = format!("s3://{bucket}/{prefix}/");
-        return Ok((PathBuf::from(&url), TableFormat::Delta, Some(url)));
-    }
-    if root.contains("://") {
-        return Err(format!(
-            "publish_root = {root:?}: only local paths and s3:// URLs are supported"
-        ));
-    }
-    let path = resolve(folder, &root);
-    match format {
-        Some(TableFormat::Delta) => {
-            let url = format!("file://{}/", path.display());
-            Ok((path, TableFormat::Delta, Some(url)))
-        }
-        _ => Ok((path, TableFormat::Hive, None)),
-    }
-}
-
 /// The largest `max_line_bytes` a config may set (docs/operations.md, "Hostile input").
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
@@ -734,6 +669,16 @@ pub(crate) mod fixtures {
         }
     }
 
+    /// [`orders`] publishing to the Delta table at `url` (taken as given, unparsed).
+    pub fn on_table(url: &str) -> Config {
+        let mut config = orders();
+        config.lake = super::Lake::Delta {
+            url: url.to_owned(),
+            root: url.into(),
+        };
+        config
+    }
+
     /// [`orders`] with its key `order_id` of field type `key_type`.
     pub fn orders_keyed_by(key_type: &str) -> Config {
         let text = ORDERS.replace(
@@ -809,7 +754,7 @@ seq        = { type = "int" }
     #[test]
     fn defaults_and_relative_paths() {
         let config = parse(r#"product = "orders""#, SCHEMA).unwrap();
-        assert_eq!(config.publish_root, Path::new("/cfg/lake/orders"));
+        assert_eq!(config.lake, Lake::Hive("/cfg/lake/orders".into()));
         assert_eq!(config.state_root, Path::new("/cfg/state/orders"));
         assert_eq!(config.inbox, Path::new("/cfg/inbox"));
         assert_eq!((config.max_rejected_lines, config.max_dates), (100, 2));
@@ -863,16 +808,20 @@ seq        = { type = "int" }
             SCHEMA,
         )
         .unwrap();
-        assert_eq!(s3.table_format, TableFormat::Delta);
-        assert_eq!(s3.table_url.as_deref(), Some("s3://b/lake/o/"));
+        assert_eq!(s3.lake.table_url(), Some("s3://b/lake/o/"));
+        assert_eq!(s3.lake.local_folder(), None);
         assert_eq!(s3.delta_checkpoint_interval, 10);
         let local = parse("product = \"o\"\ntable_format = \"delta\"", SCHEMA).unwrap();
-        assert_eq!(local.table_url.as_deref(), Some("file:///cfg/lake/o/"));
-        let hive = parse("product = \"o\"", SCHEMA).unwrap();
         assert_eq!(
-            (hive.table_format, hive.table_url),
-            (TableFormat::Hive, None)
+            local.lake,
+            Lake::Delta {
+                url: "file:///cfg/lake/o/".to_owned(),
+                root: "/cfg/lake/o".into()
+            }
         );
+        let hive = parse("product = \"o\"", SCHEMA).unwrap();
+        assert_eq!(hive.lake, Lake::Hive("/cfg/lake/o".into()));
+        assert_eq!(hive.lake.table_url(), None);
         for (head, wanted) in [
             (
                 "publish_root = \"s3://b/lake/o\"",

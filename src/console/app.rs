@@ -15,10 +15,10 @@ use crate::config::Config;
 use crate::engine::Progress;
 use crate::inbox::InboxEntry;
 use crate::land::RunStatus;
+use crate::land::lake::Generation;
 use crate::land::quarantine::{QuarantineSummary, RejectRecord};
 use crate::land::restore::Restored;
 use crate::land::runlog::RunRecord;
-use crate::land::trash::Generation;
 use crate::plan::Plan;
 
 /// The three top-level views of a product (`1` `2` `3`), and the Products screen above

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use super::app::{PartitionRow, TableAt};
 use super::msg::Snapshot;
-use crate::config::{Config, TableFormat};
+use crate::config::Config;
 use crate::inbox;
-use crate::land::{commit, delta_trash, memory, quarantine, runlog, trash};
+use crate::land::root::PublishRoot;
+use crate::land::{quarantine, runlog};
 use crate::plan::Owner;
 use crate::store::state;
 
@@ -25,8 +26,8 @@ pub fn snapshot(config: &Config) -> Snapshot {
     }
     // A new machine's state root is empty: what landed is the table's log's (§12.5), read
     // as `status` reads it, so its inputs are not listed as new until a run writes them.
-    let recalled = crate::land::root::PublishRoot::open(config).and_then(|root| {
-        let recalled = memory::recall(config, &root, false)?;
+    let recalled = PublishRoot::open(config).and_then(|root| {
+        let recalled = root.recall(config, false)?;
         let published = root.published(config, None, &recalled.manifest)?;
         Ok((recalled, published))
     });
@@ -64,11 +65,7 @@ pub fn snapshot(config: &Config) -> Snapshot {
         }
         Err(e) => out.problems.push(e.to_string()),
     }
-    let read = match config.table_format {
-        TableFormat::Hive => partitions(config).map(|rows| (rows, None)),
-        TableFormat::Delta => table_partitions(config).map(|(rows, table)| (rows, Some(table))),
-    };
-    match read {
+    match partitions(config) {
         Ok((rows, table)) => {
             out.partitions = rows;
             out.table = table;
@@ -78,63 +75,26 @@ pub fn snapshot(config: &Config) -> Snapshot {
     out
 }
 
-/// [`partitions`] of a Delta table: its current version's dates and its trash.
-fn table_partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, TableAt)> {
-    let manifest = state::read_manifest(config)?;
-    let found = commit::find(config)?;
-    let published = commit::published(&found, None, &manifest);
-    let trash = delta_trash::read(config, &found)?;
-    let mut rows = Vec::with_capacity(published.dates.len());
+/// Every published date with its owner and its newest kept generation, and the table
+/// and version they were read from (none for hive folders).
+fn partitions(config: &Config) -> crate::Result<(Vec<PartitionRow>, Option<TableAt>)> {
+    let root = PublishRoot::open(config)?;
     let mut parts = OwnerParts::default();
-    for (date, now) in published.dates {
-        let key = date.to_string();
-        let entry = manifest.dates.get(&key);
-        let kept = trash.dates.get(&key).map(Vec::as_slice).unwrap_or_default();
-        rows.push(PartitionRow {
-            date: key.clone(),
-            rows: now.rows,
-            owner_parts: parts.of(config, now.owner.as_ref()),
-            owner: now.owner.as_ref().map(|o| o.input_name.clone()),
-            owner_sha256: now.owner.map(|o| o.input_sha256),
-            published_at: entry.map(|e| e.published_at.clone()),
-            previous: kept.last().map(|g| trash::Generation {
-                event_date: key.clone(),
-                owner: g.owner.clone(),
-                rows: g.rows,
-                replaced_at: g.replaced_at.clone(),
-            }),
-            generations: kept.len(),
-        });
-    }
-    let version = found.snapshot.as_ref().map(|s| s.version());
-    Ok((rows, (found.table.url().to_owned(), version)))
-}
-
-/// Every published date with its owner and its newest trash generation.
-fn partitions(config: &Config) -> crate::Result<Vec<PartitionRow>> {
-    let manifest = state::read_manifest(config)?;
-    let published = state::published(config, None, &manifest)?;
-    let mut rows = Vec::with_capacity(published.dates.len());
-    let mut parts = OwnerParts::default();
-    for (date, now) in published.dates {
-        let entry = manifest.dates.get(&date.to_string());
-        let generations = trash::generations(config, date)?;
-        let previous = match generations.last() {
-            Some(folder) => Some(trash::read_generation(folder)?),
-            None => None,
-        };
-        rows.push(PartitionRow {
-            date: date.to_string(),
-            rows: now.rows,
-            owner_parts: parts.of(config, now.owner.as_ref()),
-            owner: now.owner.as_ref().map(|o| o.input_name.clone()),
-            owner_sha256: now.owner.map(|o| o.input_sha256),
-            published_at: entry.map(|e| e.published_at.clone()),
-            previous,
-            generations: generations.len(),
-        });
-    }
-    Ok(rows)
+    let rows = root
+        .partitions(config)?
+        .into_iter()
+        .map(|p| PartitionRow {
+            date: p.date.to_string(),
+            rows: p.rows,
+            owner_parts: parts.of(config, p.owner.as_ref()),
+            owner: p.owner.as_ref().map(|o| o.input_name.clone()),
+            owner_sha256: p.owner.map(|o| o.input_sha256),
+            published_at: p.published_at,
+            previous: p.previous,
+            generations: p.generations,
+        })
+        .collect();
+    Ok((rows, root.table()))
 }
 
 /// Each owner's part names, its checkpoint read once however many dates it owns.

@@ -11,7 +11,7 @@
 //!   `land::restore::restore`; [`ranked`] and [`raw`] only re-read an input with the
 //!   core's `input::scan` / `contract::classify` to show what the plan does not keep, and
 //!   [`changes`] is `land::preview` with `diff`, as `wharf diff` uses them; [`landed`]
-//!   diffs a past landing's two generations (`land::generations`) into the same model.
+//!   diffs a past landing's two generations (`PublishRoot::past_landing`) into the same model.
 //! - Opened with several configs ([`open`]), it starts on a Products screen
 //!   ([`products`], summaries read by [`summary`]); `Enter` shows one product as above.
 //! - Strings from files are drawn through [`sanitize::clean`]; prohibited values are

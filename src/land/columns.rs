@@ -8,7 +8,7 @@
 //! [`record`] writes the new ones down before the landing publishes: a crash between
 //! the two leaves a column the lake's next landing carries anyway. The file only
 //! remembers what the lake carries: when it is gone, [`history`] rebuilds it from the
-//! lake ([`lake_columns`]) and [`restore`] writes it down again.
+//! lake ([`PublishRoot::added_columns`]) and [`restore`] writes it down again.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,18 @@ use crate::input;
 use crate::plan::Plan;
 use crate::store::{atomic, state};
 
-use super::lake_columns;
+use super::root::PublishRoot;
+use crate::contract::added::addable_name;
+
+/// Who added a column when the lake no longer says.
+pub const UNKNOWN: &str = "unknown (rebuilt from the lake)";
+
+/// A lake column's name, when it is one a landing could have added to `config`'s lake.
+pub(crate) fn beyond_declared(config: &Config, name: &str) -> bool {
+    let mut declared = config.schema.clone();
+    declared.fields.retain(|f| !f.added);
+    addable_name(name, &declared)
+}
 
 /// One column a landing added.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,11 +52,11 @@ fn history_path(config: &Config) -> PathBuf {
 }
 
 /// The lake's added columns, oldest first; none when no landing added one. When
-/// `columns.json` is gone they are rebuilt from the lake ([`lake_columns`]).
+/// `columns.json` is gone they are rebuilt from the lake ([`PublishRoot::added_columns`]).
 pub fn history(config: &Config) -> Result<Vec<AddedColumn>> {
     match recorded(config)? {
         Some(columns) => Ok(columns),
-        None => lake_columns::from_lake(config),
+        None => PublishRoot::added_columns(config),
     }
 }
 
@@ -77,7 +88,7 @@ pub fn restore(config: &Config) -> Result<Vec<AddedColumn>> {
     if let Some(columns) = recorded(config)? {
         return Ok(columns);
     }
-    let columns = lake_columns::from_lake(config)?;
+    let columns = PublishRoot::added_columns(config)?;
     if columns.is_empty() {
         return Ok(columns);
     }
@@ -142,7 +153,7 @@ pub fn record(config: &Config, plan: &Plan, now: &str) -> Result<()> {
     let mut columns = match recorded(config)? {
         Some(_) if plan.added_columns.is_empty() => return Ok(()),
         Some(columns) => columns,
-        None => lake_columns::from_lake(config)?,
+        None => PublishRoot::added_columns(config)?,
     };
     for (name, ty) in &plan.added_columns {
         if columns.iter().all(|c| &c.name != name) {

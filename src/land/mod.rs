@@ -8,25 +8,19 @@
 //! through [`root::PublishRoot`] (hive folders or a Delta table, one interface).
 
 pub mod columns;
-pub mod commit;
 pub mod delta;
-pub mod delta_pending;
-pub mod delta_read;
-pub mod delta_trash;
-mod folder;
-pub mod generations;
+pub mod hive;
 pub mod hours;
-pub mod lake_columns;
+pub mod lake;
 pub mod lock;
-pub mod memory;
 pub mod owner;
 pub mod preview;
 pub mod quarantine;
 pub mod restore;
 pub mod root;
 pub mod runlog;
-pub mod swap;
-pub mod trash;
+#[cfg(test)]
+mod seam;
 
 use std::path::Path;
 use std::time::Instant;
@@ -92,7 +86,7 @@ pub fn plan_input(
 /// the manifest without the engine's census, so without reading a row of the lake.
 ///
 /// On a Delta lake the state root first takes in what the table's log says landed since
-/// it last looked (§12.5, [`memory::recall`]; written only when `persist`, under a run's
+/// it last looked (§12.5, [`PublishRoot::recall`]; written only when `persist`, under a run's
 /// lock); what it took is returned for the run log.
 fn plan_with_manifest(
     config: &Config,
@@ -115,7 +109,7 @@ fn plan_with_manifest(
         }
         root => root?,
     };
-    let recalled = memory::recall(config, &root, persist)?;
+    let recalled = root.recall(config, persist)?;
     let checkpoint = recalled.checkpoint(config, &input.name, options.reland)?; // §5.3
     let manifest = recalled.manifest;
     let note = recalled.note;
@@ -244,9 +238,7 @@ pub fn run(
     record.engine_settings = engine.settings();
     record.table_version = table_version;
     record.memory = recalled;
-    if let (Some(version), Some(found)) = (table_version, root.found()) {
-        memory::advance(config, found.table.url(), version)?;
-    }
+    root.remember(config, table_version)?;
     runlog::append(config, &record)?; // §6.5
     Ok(RunOutcome {
         status,
@@ -292,7 +284,7 @@ fn refuse_unclosed(path: &Path, marker: &str) -> Result<()> {
 
 /// A landing's generation: its time and input, sortable and unique per input.
 pub(crate) fn generation_id(now: &str, plan: &Plan) -> String {
-    generations::generation_of(now, &plan.input_sha256)
+    hive::generations::generation_of(now, &plan.input_sha256)
 }
 
 fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
@@ -309,10 +301,7 @@ fn checkpoint(config: &Config, plan: &Plan, now: &str) -> Checkpoint {
             .dates_with_rows()
             .map(|d| d.event_date.to_string())
             .collect(),
-        publish_root: config
-            .table_url
-            .clone()
-            .unwrap_or_else(|| config.publish_root.display().to_string()),
+        publish_root: config.lake.location(),
         published_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         table_version: None,

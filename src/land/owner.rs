@@ -68,12 +68,9 @@ fn new_token(config: &Config) -> String {
 
 /// The marker of `config`'s publish root, `None` for a root that is not a local path.
 fn marker(config: &Config) -> Option<PathBuf> {
-    let remote = config
-        .table_url
-        .as_deref()
-        .is_some_and(|u| !u.starts_with("file://"));
-    let name = config.publish_root.file_name()?.to_string_lossy();
-    (!remote).then(|| config.publish_root.with_file_name(marker_name(&name)))
+    let root = config.lake.local_folder()?;
+    let name = root.file_name()?.to_string_lossy();
+    Some(root.with_file_name(marker_name(&name)))
 }
 
 fn me(config: &Config, token: String) -> Owner {
@@ -175,7 +172,7 @@ fn compare(config: &Config, path: &Path, owner: &Owner) -> Result<Standing> {
             "publish_root {} belongs to product {:?} with state root {} ({}); give this \
              product its own publish_root (if that product moved its state root here, \
              delete {} and rerun)",
-            config.publish_root.display(),
+            config.lake.publish_root().display(),
             owner.product,
             owner.state_root.display(),
             path.display(),
@@ -191,7 +188,7 @@ mod tests {
     fn config(dir: &Path, product: &str, state: &str) -> Config {
         let mut config = crate::config::fixtures::orders();
         config.product = product.to_owned();
-        config.publish_root = dir.join("lake");
+        config.lake = crate::config::Lake::Hive(dir.join("lake"));
         config.state_root = dir.join(state);
         config
     }

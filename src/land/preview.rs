@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::root::PublishRoot;
-use super::{Progress, announced, columns, delta_read, plan_with_manifest};
+use super::{Progress, announced, columns, plan_with_manifest};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::diff::{self, Change, DateDiff};
@@ -103,29 +103,7 @@ impl Preview {
         let schema = &config.schema;
         let empty = BTreeSet::new();
         let kept = self.carried.get(&date).unwrap_or(&empty);
-        let before = match self.root.found() {
-            None => {
-                let folder = state::partition_dir(&config.publish_root, date);
-                let mut files = Vec::new();
-                if folder.is_dir() {
-                    let paths = crate::store::parquet_files::parquet_paths(&folder)?;
-                    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    let carried = |p: &Path| {
-                        name(p).is_some_and(|n| kept.contains(&format!("event_date={date}/{n}")))
-                    };
-                    files.extend(paths.into_iter().filter(|p| !carried(p)).map(Source::Path));
-                }
-                Rows::of(files, schema)
-            }
-            Some(found) => {
-                let files = delta_read::TableVersion(found).sources_except(date, kept)?;
-                let gone = || Error::CorruptState {
-                    path: state::partition_dir(&config.publish_root, date),
-                    detail: "a file of the table's current version is not stored".to_owned(),
-                };
-                Rows::of(files.ok_or_else(gone)?, schema)
-            }
-        };
+        let before = Rows::of(self.root.sources_except(config, date, kept)?, schema);
         let after = match &self.staged {
             Some(staged) => Rows::open(&state::partition_dir(staged.path(), date), schema)?,
             None => Rows::open(Path::new(""), schema)?,

@@ -27,7 +27,7 @@ fn product() -> (tempfile::TempDir, Config) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = crate::config::fixtures::orders();
     config.inbox = dir.path().join("inbox");
-    config.publish_root = dir.path().join("lake");
+    config.lake = crate::config::Lake::Hive(dir.path().join("lake"));
     config.quarantine_root = dir.path().join("quarantine");
     config.state_root = dir.path().join("state");
     (dir, config)
@@ -73,7 +73,7 @@ fn retries_spilled_to_the_scratch_file_land_each_key_once_at_its_latest_event() 
     let counts = &outcome.plan.counts;
     assert_eq!((counts.lines, counts.accepted), (lines, lines));
     assert_eq!((counts.retries, counts.keys), (lines / 2, KEYS));
-    let folder = config.publish_root.join("event_date=2024-03-01");
+    let folder = config.lake.publish_root().join("event_date=2024-03-01");
     let want: Vec<Record> = (0..KEYS as i64)
         .map(|key| {
             vec![
@@ -100,7 +100,11 @@ fn a_conflict_spilled_to_the_scratch_file_refuses_and_publishes_nothing() {
     let breach = outcome.plan.findings.iter().find(|f| f.breach).unwrap();
     assert_eq!(breach.line, lines, "the contradicting line is the last");
     assert!(
-        !config.publish_root.join("event_date=2024-03-01").exists(),
+        !config
+            .lake
+            .publish_root()
+            .join("event_date=2024-03-01")
+            .exists(),
         "a refused file publishes nothing"
     );
 }
@@ -113,7 +117,8 @@ fn the_shipped_bucket_size_lands_the_same_bytes_as_spilling_at_once() {
     let part = |config: &Config| {
         std::fs::read(
             config
-                .publish_root
+                .lake
+                .publish_root()
                 .join("event_date=2024-03-01/part-00000.parquet"),
         )
         .unwrap()
@@ -134,7 +139,7 @@ fn a_planning_engine_publishes_nothing() {
     let options = DecideOptions::default();
     let err = run(&config, &mut engine, &input, options, &mut |_| true).unwrap_err();
     assert!(matches!(err, crate::Error::Internal { .. }), "{err}");
-    let left: Vec<_> = std::fs::read_dir(&config.publish_root)
+    let left: Vec<_> = std::fs::read_dir(config.lake.publish_root())
         .map(|d| d.map(|e| e.unwrap().file_name()).collect())
         .unwrap_or_default();
     assert!(

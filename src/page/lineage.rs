@@ -97,10 +97,7 @@ fn input_dataset(config: &Config, name: &str) -> Json {
 
 /// The lake: the publish root's table URL, or its folder.
 fn output_dataset(config: &Config) -> Json {
-    match &config.table_url {
-        Some(url) => dataset(url),
-        None => dataset(&config.publish_root.display().to_string()),
-    }
+    dataset(&config.lake.location())
 }
 
 /// OpenLineage's naming: `file` + the absolute path locally, `s3://bucket` + the key.

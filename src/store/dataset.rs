@@ -3,7 +3,7 @@
 //! filters (where its keys lie, §10.5) and rows, and whether the manifest's record of a
 //! date still describes it. [`HiveFolders`] is the
 //! `event_date=D` folders of a local root; the Delta table's version is
-//! `crate::land::delta_read::TableVersion`.
+//! `crate::land::delta::read::TableVersion`.
 
 use std::collections::BTreeMap;
 use std::path::Path;

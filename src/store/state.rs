@@ -14,7 +14,7 @@ use crate::store::{atomic, parquet_files};
 /// `<parent of publish_root>/.<publish_root name>.<what>`: a folder of Wharf's on the
 /// publish root's file system, never inside the root, hidden by name from every reader.
 pub fn beside_publish_root(config: &Config, what: &str) -> PathBuf {
-    let root = &config.publish_root;
+    let root = config.lake.publish_root();
     match (root.parent(), root.file_name()) {
         (Some(parent), Some(name)) => parent.join(format!(".{}.{what}", name.to_string_lossy())),
         _ => root.join(format!(".{what}")),
@@ -157,7 +157,7 @@ pub fn published(
     manifest: &Manifest,
 ) -> Result<Published> {
     let mut dates = BTreeMap::new();
-    for (date, folder) in list_partitions(&config.publish_root)? {
+    for (date, folder) in list_partitions(config.lake.publish_root())? {
         let known = manifest.dates.get(&date.to_string());
         let published = match known {
             Some(entry) => PublishedDate {

@@ -221,7 +221,7 @@ fn config_at(dir: &Path, file: &str, folder: &kit::Product) -> PathBuf {
     let mut text = text;
     for (key, path) in [
         ("inbox", &config.inbox),
-        ("publish_root", &config.publish_root),
+        ("publish_root", &config.lake.publish_root().to_owned()),
         ("quarantine_root", &config.quarantine_root),
         ("state_root", &config.state_root),
     ] {

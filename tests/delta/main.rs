@@ -394,8 +394,10 @@ fn lands_skips_refuses_and_replaces(product: &Product, root: &Root, s3: bool) {
     // The text of status and history names the table: its URL, format and version.
     let url = wharf::config::Config::load(&product.config)
         .unwrap()
-        .table_url
-        .unwrap();
+        .lake
+        .table_url()
+        .unwrap()
+        .to_owned();
     let status = wharf(product, &["status"], s3);
     assert_eq!(status.code, 0, "{}", status.stderr);
     assert_eq!(

@@ -49,7 +49,7 @@ fn polars_hive_scan_reads_exactly_the_winners_with_their_types() {
     );
     std::fs::remove_dir_all(product.publish.join(".hidden")).unwrap();
     let config = wharf::config::Config::load(&product.config).unwrap();
-    let staging = wharf::land::swap::staging_root(&config);
+    let staging = wharf::land::hive::swap::staging_root(&config);
     assert!(
         !staging.starts_with(&product.publish),
         "{}",

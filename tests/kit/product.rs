@@ -189,7 +189,7 @@ impl Product {
     /// Where wharf stages this product's partitions (beside the publish root).
     pub fn staging(&self) -> PathBuf {
         let config = wharf::config::Config::load(&self.config).unwrap();
-        wharf::land::swap::staging_root(&config)
+        wharf::land::hive::swap::staging_root(&config)
     }
 
     /// The published dataset as readers see it.

@@ -52,7 +52,7 @@ pub fn spark_census(engine: &mut SparkEngine, config: &Config, input: &Path) -> 
             config,
             &input,
             &Manifest::default(),
-            &wharf::store::dataset::HiveFolders(&config.publish_root),
+            &wharf::store::dataset::HiveFolders(config.lake.publish_root()),
             &mut |_| true,
         )
         .unwrap()

@@ -69,7 +69,7 @@ fn winners<L: AsRef<[u8]>>(lines: &[L], schema: &Schema) -> Vec<Event> {
 /// Every published partition, read by the local engine's reader.
 fn published(config: &Config) -> PublishedRows {
     let mut rows = PublishedRows::default();
-    for (date, folder) in state::list_partitions(&config.publish_root).unwrap() {
+    for (date, folder) in state::list_partitions(config.lake.publish_root()).unwrap() {
         let read = parquet_files::read_partition(&folder, &config.schema).unwrap();
         rows.by_date.insert(date, read);
     }
@@ -274,7 +274,7 @@ fn both_engines<L: AsRef<[u8]>>(product: &Product, batch: &[L]) -> Outcomes {
     let winners = winners(batch, schema);
     let local = local_outcomes(&merge(&winners, &published(&config), schema), schema);
     let spark = session();
-    let folders = wharf::store::dataset::HiveFolders(&config.publish_root);
+    let folders = wharf::store::dataset::HiveFolders(config.lake.publish_root());
     let source = Published::of(&config, &folders).unwrap();
     let census = merge_census(
         &spark,

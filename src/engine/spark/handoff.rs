@@ -283,7 +283,7 @@ impl Handoff {
     pub fn create(config: &Config) -> Result<Handoff> {
         let columns = Columns::of(&config.schema);
         let id = unique_id();
-        let (place, path, uri) = match config.table_url.as_deref() {
+        let (place, path, uri) = match config.lake.table_url() {
             Some(url) if !url.starts_with("file:") => {
                 let objects = Box::new(Objects::open(url)?);
                 remove_stale_objects(&objects);

@@ -62,7 +62,7 @@ pub struct MergeCensus {
 }
 
 /// Merges `winners` (laid out as the module docs say) into the dataset published under
-/// `config.publish_root`. Reads the published files; writes nothing. `remote` names the
+/// `config.lake.publish_root()`. Reads the published files; writes nothing. `remote` names the
 /// server in errors (`spark sc://host:port`, no token).
 pub fn merge_census(
     spark: &SparkSession,

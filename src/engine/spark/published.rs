@@ -28,11 +28,11 @@ impl Published {
     /// What `dataset` publishes under `config`'s root.
     pub fn of(config: &Config, dataset: &dyn Dataset) -> Result<Published> {
         let Some(files) = dataset.files_by_date() else {
-            let dates = state::list_partitions(&config.publish_root)?
+            let dates = state::list_partitions(config.lake.publish_root())?
                 .into_iter()
                 .map(|(date, _)| date)
                 .collect();
-            let root = uri::read_uri(&config.publish_root, "the publish root")?;
+            let root = uri::read_uri(config.lake.publish_root(), "the publish root")?;
             return Ok(Published::Folders { root, dates });
         };
         let mut by_date = BTreeMap::new();

@@ -33,7 +33,7 @@ pub fn read_uri(path: &Path, what: &str) -> Result<String> {
 /// `file:///…` for a local table; for an `s3://` one, `[engine] s3_scheme` (`s3a` by
 /// default) over the same bucket and key. Not glob-escaped: see [`table_read_uri`].
 pub fn table_uri(config: &Config, relative: &str) -> Result<String> {
-    let url = config.table_url.as_deref().unwrap_or_default();
+    let url = config.lake.table_url().unwrap_or_default();
     let bad = |detail: String| Error::Config {
         path: config.path.clone(),
         message: format!("the table's URL {url:?} {detail}"),
@@ -84,8 +84,7 @@ mod tests {
 
     #[test]
     fn a_table_is_addressed_as_the_cluster_knows_it() {
-        let mut config = crate::config::fixtures::orders();
-        config.table_url = Some("s3://b/lake/o%20x/".to_owned());
+        let mut config = crate::config::fixtures::on_table("s3://b/lake/o%20x/");
         let file = "event_date=2024-03-01/part-g-00000.parquet";
         assert_eq!(
             table_uri(&config, file).unwrap(),
@@ -97,7 +96,7 @@ mod tests {
             table_uri(&config, "_wharf-staging/g/").unwrap(),
             "s3://b/lake/o x/_wharf-staging/g/"
         );
-        config.table_url = Some("file:///lake/o%5B1%5D/".to_owned());
+        config = crate::config::fixtures::on_table("file:///lake/o%5B1%5D/");
         assert_eq!(
             table_read_uri(&config, file).unwrap(),
             format!(r"file:///lake/o\[1\]/{file}"),

@@ -84,7 +84,7 @@ fn removes(action: &serde_json::Value, path: &str) -> bool {
     })
 }
 
-impl crate::land::commit::Found {
+impl crate::land::delta::commit::Found {
     /// Whether `kept` may come back to `date` in one commit over this version: no file of
     /// the version carries a deletion vector, the table is not append-only where the date
     /// has files, and every file of `kept` is still stored. Wharf never removes a file
@@ -92,7 +92,7 @@ impl crate::land::commit::Found {
     pub fn check_restorable(
         &self,
         date: Date,
-        kept: &crate::land::delta_trash::Kept,
+        kept: &crate::land::delta::trash::Kept,
     ) -> Result<()> {
         let url = self.table.url();
         super::protocol::vectors(url, &self.files)?;

@@ -10,8 +10,8 @@ use parquet::file::reader::SerializedFileReader;
 
 use crate::contract::{Date, Record, Schema, Value};
 use crate::error::{Error, Result};
-use crate::land::commit::Found;
 use crate::land::delta;
+use crate::land::delta::commit::Found;
 use crate::plan::PartitionEntry;
 use crate::store::dataset::{self, Dataset};
 use crate::store::key_files::Footer;

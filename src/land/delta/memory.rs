@@ -21,11 +21,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::commit::Found;
-use super::delta::identity::TableLanding;
-use super::root::PublishRoot;
+use super::identity::TableLanding;
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
+use crate::land::root::PublishRoot;
 use crate::plan::{Checkpoint, Manifest, Owner, PartitionEntry};
 use crate::store::{atomic, state};
 
@@ -132,7 +132,7 @@ impl Recalled {
         let local = state::read_checkpoint(config, name)?;
         if local.is_none() && self.unknown > 0 && !reland {
             return Err(Error::Table {
-                url: config.table_url.clone().unwrap_or_default(),
+                url: config.lake.table_url().unwrap_or_default().to_owned(),
                 action: "tell whether the input landed",
                 detail: format!(
                     "the table's log no longer holds {} landings of {} (another writer's log \
@@ -228,7 +228,7 @@ pub fn recall(config: &Config, root: &PublishRoot, persist: bool) -> Result<Reca
     if note.is_some() {
         memory.source = "table".to_owned();
         memory.rebuilt = rebuilt.len() as u64;
-        memory.rebuilt_at = Some(super::timestamp_now());
+        memory.rebuilt_at = Some(crate::land::timestamp_now());
     }
     if persist {
         for checkpoint in rebuilt.values() {
@@ -370,7 +370,7 @@ fn owners(
             last.insert(date, commit);
         }
     }
-    let now = super::delta::by_date(&found.files);
+    let now = super::by_date(&found.files);
     for (date, commit) in last {
         let key = date.to_string();
         let added: Vec<&str> = commit

@@ -3,7 +3,7 @@
 //! in the table's storage (a Delta `remove` deletes nothing), so `wharf restore DATE` is a
 //! commit that re-adds them; the newest `keep_generations` of each date are kept and the
 //! files of older ones are deleted (Wharf's own vacuum), named in the pending record
-//! ([`delta_pending`](super::delta_pending)) until they are gone.
+//! ([`delta_pending`](super::pending)) until they are gone.
 //!
 //! The record is written *before* the commit that removes a generation, so a crash at any
 //! step leaves the generation in the table, in the record, or both. [`read`] drops the
@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::commit::{self, Found};
 use crate::land::delta::TableFile;
-use crate::land::delta_pending;
+use crate::land::delta::commit::{self, Found};
+use crate::land::delta::pending as delta_pending;
 use crate::plan::{Manifest, Owner};
 use crate::store::{atomic, failpoint, state};
 

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use crate::config::{Config, WriteMode};
 use crate::contract::Date;
 use crate::error::Result;
+use crate::land::hive::trash;
 use crate::land::runlog::RunRecord;
-use crate::land::trash;
 use crate::store::state;
 
 /// The generation a landing replaced on one date.
@@ -71,7 +71,7 @@ pub fn sides(config: &Config, run: &RunRecord) -> Result<Vec<Sides>> {
             .iter()
             .find(|p| name(p).is_some_and(|n| n > id))
             .filter(|p| trash::read_generation(p).is_ok_and(|g| ours(g.owner.as_ref())));
-        let live = state::partition_dir(&config.publish_root, date);
+        let live = state::partition_dir(config.lake.publish_root(), date);
         let published = match later {
             Some(folder) => Some(folder.clone()),
             None if live.is_dir() && ours(manifest.dates.get(text).map(|e| &e.owner)) => Some(live),
@@ -102,7 +102,7 @@ fn swap_of<'r>(config: &Config, run: &'r RunRecord, index: usize) -> Option<&'r 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::land::trash::Generation;
+    use crate::land::hive::trash::Generation;
     use crate::plan::{Manifest, Owner, PartitionEntry};
     use std::fs;
 
@@ -147,8 +147,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut config = crate::config::fixtures::orders();
         config.state_root = dir.path().join("state");
-        config.publish_root = dir.path().join("lake");
-        let live = state::partition_dir(&config.publish_root, Date::parse(D).unwrap());
+        config.lake = crate::config::Lake::Hive(dir.path().join("lake"));
+        let live = state::partition_dir(config.lake.publish_root(), Date::parse(D).unwrap());
         fs::create_dir_all(&live).unwrap();
         let entry = PartitionEntry {
             owner: owner(live_owner),

@@ -11,6 +11,12 @@
 //!
 //! [`Table`] is one opened table; [`Table::files`] what its current version holds;
 //! [`Table::commit`] one landing's commit.
+//!
+//! This folder is the Delta half of [`crate::land::root::PublishRoot`]: a landing's
+//! publish ([`commit`]), a version's reads ([`read`]), the pending record and the trash
+//! ([`pending`], [`trash`]), [`restore`], the table's memory of the landings ([`memory`],
+//! [`identity`]), its features ([`features`], [`protocol`]), and what status and the
+//! console show ([`describe`], [`columns`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -38,10 +44,18 @@ use crate::contract::{Date, FieldType};
 use crate::error::{Error, Result};
 use crate::store::objects::{HINT, Objects, scrub};
 
+pub mod columns;
+pub mod commit;
+pub mod describe;
 pub mod features;
 pub mod folder;
 pub mod identity;
+pub mod memory;
+pub mod pending;
 pub mod protocol;
+pub mod read;
+pub mod restore;
+pub mod trash;
 pub mod vacuumed;
 
 /// The partition column, as in the hive layout.
@@ -115,19 +129,16 @@ pub struct Table {
 }
 
 impl Table {
-    /// Opens the table `config` publishes to (it need not exist yet). S3's endpoint,
-    /// region and credentials come from the environment (`AWS_*`), never the config.
-    pub fn open(config: &Config) -> Result<Table> {
-        let url = config.table_url.clone().ok_or_else(|| {
-            Error::internal("a Delta landing was asked of a config without table_format = delta")
-        })?;
+    /// Opens the table at `url` (it need not exist yet). S3's endpoint, region and
+    /// credentials come from the environment (`AWS_*`), never the config.
+    pub fn open(url: &str) -> Result<Table> {
         let fail = |detail: String| Error::Table {
-            url: url.clone(),
+            url: url.to_owned(),
             action: "open the table",
             detail: scrub(&detail),
             hint: HINT.to_owned(),
         };
-        let objects = Objects::open(&url)?;
+        let objects = Objects::open(url)?;
         // Two stores, two connection pools: a connection opened on one runtime and reused
         // from the other stalls until its timeout (measured: 30 s per landing).
         let store = crate::store::objects::connect(&objects.root).map_err(fail)?;
@@ -248,7 +259,7 @@ impl Table {
         let wanted = table_schema(config)?;
         let history = match crate::land::columns::recorded(config)? {
             Some(history) => history,
-            None => crate::land::lake_columns::from_table(config, self, snapshot)?,
+            None => crate::land::delta::columns::from_table(config, self, snapshot)?,
         };
         if !evolves_to(snapshot.schema().as_ref(), &wanted, config, &history) {
             return Err(self.not_ours(format!(

@@ -24,10 +24,10 @@ use crate::config::Config;
 use crate::engine::{Engine, Progress, Staged, WrittenFile};
 use crate::error::{Error, Result};
 use crate::land::delta::folder::{InTable, staging_folder};
+use crate::land::delta::pending as delta_pending;
+use crate::land::delta::trash as delta_trash;
 use crate::land::delta::{self, AddFile, CommitNote, NewFile, Table, TableFile};
-use crate::land::delta_pending;
-use crate::land::delta_trash;
-use crate::land::folder;
+use crate::land::hive::folder;
 use crate::plan::{Manifest, Owner, PartitionEntry, Plan, Published, PublishedDate};
 use crate::store::{atomic, failpoint, state};
 
@@ -39,9 +39,9 @@ pub struct Found {
     pub files: Vec<TableFile>,
 }
 
-/// Opens `config`'s table and reads its version `version` (a past landing's).
-pub fn find_at(config: &Config, version: u64) -> Result<Found> {
-    let table = Table::open(config)?;
+/// Opens the table at `url` and reads its version `version` (a past landing's).
+pub fn find_at(config: &Config, url: &str, version: u64) -> Result<Found> {
+    let table = Table::open(url)?;
     let snapshot = table.snapshot_at(version)?;
     let files = table.files(config, &snapshot)?;
     Ok(Found {
@@ -51,9 +51,9 @@ pub fn find_at(config: &Config, version: u64) -> Result<Found> {
     })
 }
 
-/// Opens `config`'s table and reads its current version.
-pub fn find(config: &Config) -> Result<Found> {
-    let table = Table::open(config)?;
+/// Opens the table at `url` and reads its current version.
+pub fn find(config: &Config, url: &str) -> Result<Found> {
+    let table = Table::open(url)?;
     let snapshot = table.snapshot()?;
     let files = match &snapshot {
         Some(s) => table.files(config, s)?,
@@ -290,7 +290,7 @@ pub fn publish(
     now: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<u64> {
-    let generation = super::generation_id(now, plan);
+    let generation = crate::land::generation_id(now, plan);
     clean_pending(config, found)?;
     let staging = staging_dir(config);
     let (uploaded, carried) =
@@ -416,7 +416,7 @@ fn next_sequence(config: &Config, found: &Found) -> Result<u64> {
     let Some(snapshot) = &found.snapshot else {
         return Ok(1);
     };
-    let memory = crate::land::memory::read(config)?;
+    let memory = crate::land::delta::memory::read(config)?;
     let current =
         memory.filter(|m| m.table_url == found.table.url() && m.version == snapshot.version());
     let last = match current {

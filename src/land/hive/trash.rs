@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::folder::{self, RECORD};
+use crate::land::hive::folder::{self, RECORD};
 use crate::plan::Owner;
 use crate::store::{atomic, state};
 

@@ -28,8 +28,8 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::folder;
-use crate::land::trash::{self, Generation};
+use crate::land::hive::folder;
+use crate::land::hive::trash::{self, Generation};
 use crate::plan::Owner;
 use crate::store::failpoint::{self, Op};
 use crate::store::{atomic, state};
@@ -45,7 +45,7 @@ pub fn staging_root(config: &Config) -> PathBuf {
 /// EXDEV, and staging inside it would be read by DuckDB and polars after a crash. Refused
 /// before anything under the publish root is touched.
 fn refuse_mount_point(config: &Config) -> Result<()> {
-    let root = &config.publish_root;
+    let root = config.lake.publish_root();
     match root.parent() {
         Some(parent) if is_mount_point(root, parent) => Err(Error::Config {
             path: config.path.clone(),
@@ -124,7 +124,7 @@ pub fn retire(
     owner: Option<Owner>,
     rows: u64,
 ) -> Result<()> {
-    let live = state::partition_dir(&config.publish_root, date);
+    let live = state::partition_dir(config.lake.publish_root(), date);
     if !live.exists() {
         return Ok(());
     }
@@ -142,7 +142,7 @@ pub fn retire(
             e,
         ));
     }
-    atomic::sync_dir(&config.publish_root)?;
+    atomic::sync_dir(config.lake.publish_root())?;
     trash::prune(config, date)
 }
 
@@ -166,8 +166,8 @@ pub fn swap_in(
     generation_id: &str,
     before: Option<(Option<Owner>, u64)>,
 ) -> Result<SwapMethod> {
-    atomic::create_dir_all(&config.publish_root)?;
-    let live = state::partition_dir(&config.publish_root, date);
+    atomic::create_dir_all(config.lake.publish_root())?;
+    let live = state::partition_dir(config.lake.publish_root(), date);
     let io = |action, e| Error::io(&live, action, "check the publish root, then rerun", e);
     if live.exists() && folder::same_files(staged, &live)? {
         // Swapping would trash a copy of these rows as the previous owner's generation
@@ -178,7 +178,7 @@ pub fn swap_in(
     if !live.exists() {
         atomic::rename(staged, &live)
             .map_err(|e| io("rename the staged partition into place", e))?;
-        atomic::sync_dir(&config.publish_root)?;
+        atomic::sync_dir(config.lake.publish_root())?;
         return Ok(SwapMethod::Rename);
     }
     let kept = match before {
@@ -197,7 +197,7 @@ pub fn swap_in(
             return Err(io(failed.action, failed.error));
         }
     };
-    atomic::sync_dir(&config.publish_root)?;
+    atomic::sync_dir(config.lake.publish_root())?;
     trash::prune(config, date)?;
     Ok(method)
 }
