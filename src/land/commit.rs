@@ -241,9 +241,17 @@ fn carried_rows(
     found: &Found,
     carried: &crate::engine::Carried,
 ) -> BTreeMap<crate::contract::Date, u64> {
-    let kept: BTreeSet<&str> = carried.values().flatten().map(|(p, _)| p.as_str()).collect();
+    let kept: BTreeSet<&str> = carried
+        .values()
+        .flatten()
+        .map(|(p, _)| p.as_str())
+        .collect();
     let mut rows = BTreeMap::new();
-    for file in found.files.iter().filter(|f| kept.contains(f.path.as_str())) {
+    for file in found
+        .files
+        .iter()
+        .filter(|f| kept.contains(f.path.as_str()))
+    {
         *rows.entry(file.date).or_default() += file.rows;
     }
     rows
