@@ -28,7 +28,7 @@ use wharf::store::key_files::{Footer, fetch_local};
 
 use crate::delta::{Rows, commits, delta_config, delta_rows, live_files};
 use crate::engines;
-use crate::kit::{Product, Rng, event, parquet_rows, read_rows};
+use crate::kit::{Product, day_of_orders, event, parquet_rows, read_rows};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
@@ -293,34 +293,10 @@ fn assert_files_carry_stats_and_filters(product: &Product, format: Format) {
     );
 }
 
-/// Events of `keys` orders over a day: each a few status changes, some orders crossing
-/// midnight late (their date moves, §10.3). In arrival order.
-fn day_of_events(keys: i64, seed: u64) -> Vec<String> {
-    let mut rng = Rng::new(seed);
-    let statuses = ["PENDING", "PAID", "SHIPPED", "DELIVERED"];
-    let mut lines = Vec::new();
-    for step in 0..4i64 {
-        for key in 1..=keys {
-            if step > 0 && rng.below(3) == 0 {
-                continue;
-            }
-            let (day, hour) = if step == 3 && key % 7 == 0 {
-                (2, 1)
-            } else {
-                (1, 8 + step * 4)
-            };
-            let at = format!("2024-03-0{day}T{hour:02}:{:02}:00Z", rng.below(60));
-            let id = format!("e{step}-{key}");
-            lines.push(event(&id, order(key), statuses[step as usize], &at));
-        }
-    }
-    lines
-}
-
 fn fifty_batches_equal_the_day_at_once(format: Format, batches: usize) {
     let _server = engines::server();
     let settings = "target_file_rows = 60";
-    let lines = day_of_events(400, 7);
+    let lines = day_of_orders(400, 7);
     let mut engine = spark();
     let whole = product(format, settings);
     land(&whole, &mut engine, "day.jsonl", &lines);
