@@ -24,6 +24,8 @@ pub mod local;
 #[rustfmt::skip]
 pub mod spark;
 
+pub mod touched;
+
 pub use local::LocalEngine;
 
 /// What an engine reports while it works; returning `false` from the callback cancels
@@ -47,8 +49,11 @@ pub struct Staged {
     /// published files (relative to the root) that carry over into its new generation,
     /// each with its place in the date's key order (the staged files take the others).
     /// A date without an entry was staged whole.
-    pub carried: BTreeMap<Date, Vec<(String, u64)>>,
+    pub carried: Carried,
 }
+
+/// Merge mode's published files that carry over, per date ([`Staged::carried`]).
+pub type Carried = BTreeMap<Date, Vec<(String, u64)>>;
 
 /// A folder inside a Delta table's storage, for an engine whose executors write where the
 /// table is and not on Wharf's disk (a cluster): the publish step names it and lists it
@@ -106,15 +111,15 @@ pub trait Engine {
 
     /// [`Engine::stage`] into `folder` of a Delta table, for an engine whose executors
     /// reach the table (the Spark engine): each written file exactly once, in key order
-    /// within its date. `None` for an engine that stages on Wharf's disk, from which the
-    /// publish step uploads.
+    /// within its date, and in merge mode the files that carry over. `None` for an engine
+    /// that stages on Wharf's disk, from which the publish step uploads.
     fn stage_in_table(
         &mut self,
         _config: &Config,
         _plan: &Plan,
         _folder: &dyn TableFolder,
         _progress: &mut dyn FnMut(Progress) -> bool,
-    ) -> Option<Result<Vec<WrittenFile>>> {
+    ) -> Option<Result<(Vec<WrittenFile>, Carried)>> {
         None
     }
 

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::rank::{Event, Precedence};
+use super::split::Split;
 use crate::contract::{Date, Record, Schema, Value};
 
 /// The published rows a merge reads, whole: each date of the batch as one file read
@@ -286,7 +287,9 @@ fn lay_out(
     }
     let arrived = arriving.len() as u64;
     for event in arriving {
-        let at = target(files, &key(&event.record), target_file_rows);
+        let at = bucket(files, &key(&event.record), target_file_rows, |i| {
+            files[i].read.is_some()
+        });
         changed[at] = true;
         buckets[at].push(event);
     }
@@ -301,25 +304,25 @@ fn lay_out(
         plan.files_rewritten += u64::from(i < files.len());
         bucket.sort_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
         let start = plan.rows.len();
-        let pieces = (bucket.len() as u64)
-            .div_ceil(target_file_rows.max(1))
-            .max(1) as usize;
-        let per = bucket.len().div_ceil(pieces).max(1);
+        let rows = bucket.len() as u64;
         plan.rows.extend(bucket);
-        let mut at = start;
-        while at < plan.rows.len() {
-            let end = (at + per).min(plan.rows.len());
-            plan.files.push(FileOut::Written(at..end));
-            at = end;
+        for range in Split::by_target(rows, target_file_rows).ranges(rows) {
+            plan.files
+                .push(FileOut::Written(start + range.start..start + range.end));
         }
     }
 }
 
-/// The bucket a new `key` of the date joins: [`file_for`] when the batch read that file,
-/// else the bucket past every file.
-fn target(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> usize {
+/// The bucket a new `key` of the date joins: [`file_for`] when the batch `read` that file,
+/// else the bucket past every file. Bucket `i` below `files.len()` is file `i`'s.
+pub fn bucket(
+    files: &[PublishedFile],
+    key: &Value,
+    target_file_rows: u64,
+    read: impl Fn(usize) -> bool,
+) -> usize {
     file_for(files, key, target_file_rows)
-        .filter(|&i| files[i].read.is_some())
+        .filter(|&i| read(i))
         .unwrap_or(files.len())
 }
 

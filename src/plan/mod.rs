@@ -20,6 +20,7 @@ pub mod keyed;
 pub mod landed;
 pub mod merge;
 pub mod rank;
+pub mod split;
 pub mod state;
 
 pub use batch::{Batch, EventFacts};

@@ -370,6 +370,31 @@ fn reject(n: usize, order_id: i64) -> Vec<u8> {
     line.into_bytes()
 }
 
+/// Events of `keys` orders (order ids `3 × key`) over a day, in arrival order: each order
+/// a few status changes, and every seventh crossing midnight late (its date moves, §10.3).
+/// Merge mode's micro-batch proofs cut it into batches.
+pub fn day_of_orders(keys: i64, seed: u64) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    let statuses = ["PENDING", "PAID", "SHIPPED", "DELIVERED"];
+    let mut lines = Vec::new();
+    for step in 0..4i64 {
+        for key in 1..=keys {
+            if step > 0 && rng.below(3) == 0 {
+                continue;
+            }
+            let (day, hour) = if step == 3 && key % 7 == 0 {
+                (2, 1)
+            } else {
+                (1, 8 + step * 4)
+            };
+            let at = format!("2024-03-0{day}T{hour:02}:{:02}:00Z", rng.below(60));
+            let status = statuses[step as usize];
+            lines.push(event(&format!("e{step}-{key}"), key * 3, status, &at));
+        }
+    }
+    lines
+}
+
 /// Merge mode's micro-batches (CONTRACT.md §10), in landing order, each as (name,
 /// lines): then 2 is updated in place, 3 moves to the next day, 5 is new and 1's event
 /// is late; then 1 and 2 leave the first day, which empties.

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{Product, Rng};
-use crate::kit::{event, read_rows};
+use crate::kit::{day_of_orders, event, read_rows};
 
 type Rows = BTreeMap<String, Vec<BTreeMap<String, String>>>;
 
@@ -100,31 +100,6 @@ fn delta_rows(table: &Path) -> Rows {
         .collect()
 }
 
-/// Events of `keys` orders over two days: each order a few status changes, some of them
-/// moving the order to the next day. In arrival order.
-fn day_of_events(keys: i64, seed: u64) -> Vec<String> {
-    let mut rng = Rng::new(seed);
-    let statuses = ["PENDING", "PAID", "SHIPPED", "DELIVERED"];
-    let mut lines = Vec::new();
-    for step in 0..4i64 {
-        for key in 1..=keys {
-            if step > 0 && rng.below(3) == 0 {
-                continue;
-            }
-            // Late in the day a key may cross midnight (its date moves, §10.3).
-            let (day, hour) = if step == 3 && key % 7 == 0 {
-                (2, 1)
-            } else {
-                (1, 8 + step * 4)
-            };
-            let at = format!("2024-03-0{day}T{hour:02}:{:02}:00Z", rng.below(60));
-            let status = statuses[step as usize];
-            lines.push(event(&format!("e{step}-{key}"), key * 3, status, &at));
-        }
-    }
-    lines
-}
-
 /// A batch that updates a narrow range of keys, moves a few to the next day and adds
 /// keys past the last: it rewrites some files of the first day, not all.
 fn batch() -> Vec<&'static str> {
@@ -168,7 +143,7 @@ fn assert_one_date_per_key(rows: &Rows) {
 }
 
 fn fifty_batches_equal_the_day_at_once(format: Format) {
-    let lines = day_of_events(1500, 7);
+    let lines = day_of_orders(1500, 7);
     let whole = product(format);
     let day = whole.input(
         "day.jsonl",
@@ -304,7 +279,7 @@ fn kill_loop(format: Format) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
     let template = product(format);
-    let base = day_of_events(1500, 11);
+    let base = day_of_orders(1500, 11);
     let base: Vec<&str> = base.iter().map(String::as_str).collect();
     template.land(&template.input("base.jsonl", &base));
     let old = rows(&template, format);

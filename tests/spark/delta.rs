@@ -13,9 +13,9 @@ use crate::engines;
 use crate::kit::{Events, Product, Ran, event};
 use crate::landing::{agreed, spark_run_json, without_landing_times};
 
-type Rows = BTreeMap<String, Vec<BTreeMap<String, String>>>;
+pub type Rows = BTreeMap<String, Vec<BTreeMap<String, String>>>;
 
-fn delta_config(settings: &str) -> String {
+pub fn delta_config(settings: &str) -> String {
     format!(
         "product = \"orders\"\npublish_root = \"lake/orders\"\ntable_format = \"delta\"\n\
          {settings}\n{}",
@@ -24,7 +24,7 @@ fn delta_config(settings: &str) -> String {
 }
 
 /// The commits of a local table's log, in order, each as its actions.
-fn commits(root: &Path) -> Vec<Vec<Value>> {
+pub fn commits(root: &Path) -> Vec<Vec<Value>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join("_delta_log"))
         .map(|dir| dir.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default();
@@ -42,7 +42,7 @@ fn commits(root: &Path) -> Vec<Vec<Value>> {
 }
 
 /// The data files the latest version references (adds less removes), relative to `root`.
-fn live_files(root: &Path) -> BTreeSet<String> {
+pub fn live_files(root: &Path) -> BTreeSet<String> {
     let mut live = BTreeSet::new();
     for action in commits(root).into_iter().flatten() {
         if let Some(path) = action["add"]["path"].as_str() {
@@ -57,7 +57,7 @@ fn live_files(root: &Path) -> BTreeSet<String> {
 
 /// The rows of a local table's latest version by date, its files read with the local
 /// reader (each copied into a folder of its own date).
-fn delta_rows(root: &Path) -> Rows {
+pub fn delta_rows(root: &Path) -> Rows {
     let copy = tempfile::tempdir().unwrap();
     let mut dates = BTreeSet::new();
     for path in live_files(root) {

@@ -13,6 +13,7 @@ mod kit;
 mod delta;
 mod engines;
 mod failure;
+mod files;
 mod findings;
 mod landing;
 mod merge;

@@ -11,8 +11,9 @@ use spark_connect::SparkSession;
 use spark_connect::row::Value as SparkValue;
 use wharf::config::Config;
 use wharf::contract::{Date, FieldType, LineBytes, Outcome, Schema, Value, classify};
+use wharf::engine::spark::layout::lay_out;
 use wharf::engine::spark::merge::{MergeCensus, merge_census};
-use wharf::engine::spark::published::Published;
+use wharf::engine::spark::published::{BatchKeys, Published};
 use wharf::plan::merge::{Merged, PublishedRows, merge};
 use wharf::plan::rank::compare;
 use wharf::plan::{Event, MergeCounts};
@@ -74,6 +75,21 @@ fn published(config: &Config) -> PublishedRows {
         rows.by_date.insert(date, read);
     }
     rows
+}
+
+/// The batch's keys as the Spark engine collects them from its winners.
+fn batch_keys(winners: &[Event], schema: &Schema) -> BatchKeys {
+    let mut batch = BatchKeys::default();
+    for winner in winners {
+        let key = winner.record[schema.key].clone();
+        let date = winner.record[schema.date_of].instant().unwrap().utc_date();
+        batch.own.entry(date).or_default().push(key.clone());
+        batch.keys.push(key);
+    }
+    batch.keys.sort();
+    batch.keys.dedup();
+    batch.own.values_mut().for_each(|keys| keys.sort());
+    batch
 }
 
 /// One SQL literal of `value`, typed as the winners DataFrame declares.
@@ -170,6 +186,9 @@ fn spark_rows(census: &MergeCensus, schema: &Schema) -> BTreeMap<Date, Vec<Row>>
     for spark_row in census.rows.collect().unwrap() {
         let (mut row, mut date, mut key) = (Row::new(), None, SparkValue::Null);
         for (name, value) in columns.iter().zip(spark_row.values()) {
+            if name.starts_with('_') {
+                continue; // the merge's own columns (`_bucket`, `_arrived`)
+            }
             let text = match value {
                 SparkValue::Null => continue,
                 SparkValue::Date(days) if name == "event_date" => {
@@ -252,12 +271,26 @@ fn local_outcomes(merged: &Merged, schema: &Schema) -> Outcomes {
     }
 }
 
-fn spark_outcomes(census: &MergeCensus, schema: &Schema) -> Outcomes {
+/// Spark's outcomes; the files read and rewritten are left out, as `merge` reads each
+/// date as one file (tests/spark/files.rs compares them with the local engine's).
+fn spark_outcomes(
+    census: &MergeCensus,
+    dates: &BTreeMap<Date, wharf::plan::DateCensus>,
+    schema: &Schema,
+) -> Outcomes {
+    let outcome_counts = |m: MergeCounts| MergeCounts {
+        files_read: 0,
+        files_rewritten: 0,
+        rows_rewritten: 0,
+        ..m
+    };
     Outcomes {
-        dates: census
-            .dates
+        dates: dates
             .iter()
-            .map(|(date, d)| (*date, (d.merge.unwrap(), d.rows, d.by_hour.unwrap())))
+            .map(|(date, d)| {
+                let counts = outcome_counts(d.merge.unwrap());
+                (*date, (counts, d.rows, d.by_hour.unwrap()))
+            })
             .collect(),
         rows: spark_rows(census, schema),
         stale: census.stale,
@@ -275,7 +308,7 @@ fn both_engines<L: AsRef<[u8]>>(product: &Product, batch: &[L]) -> Outcomes {
     let local = local_outcomes(&merge(&winners, &published(&config), schema), schema);
     let spark = session();
     let folders = wharf::store::dataset::HiveFolders(config.lake.publish_root());
-    let source = Published::of(&config, &folders).unwrap();
+    let source = Published::of(&config, &folders, batch_keys(&winners, schema)).unwrap();
     let census = merge_census(
         &spark,
         "spark test",
@@ -284,7 +317,11 @@ fn both_engines<L: AsRef<[u8]>>(product: &Product, batch: &[L]) -> Outcomes {
         &winners_frame(&spark, &winners, schema),
     )
     .unwrap();
-    let on_spark = spark_outcomes(&census, schema);
+    let (dates, _) = lay_out(config.target_file_rows, &source, &census, &mut |path| {
+        wharf::store::dataset::Dataset::file_hours(&folders, path, schema)
+    })
+    .unwrap();
+    let on_spark = spark_outcomes(&census, &dates, schema);
     assert_eq!(
         on_spark, local,
         "Spark's merge differs from the local engine's"

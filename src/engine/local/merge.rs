@@ -11,7 +11,7 @@ use super::tally::Summary;
 use crate::config::Config;
 use crate::contract::{Date, Schema, Value};
 use crate::error::Result;
-use crate::plan::{self, Event, FileOut, Merged, PublishedFile, PublishedFiles};
+use crate::plan::{self, Event, FileOut, Merged, PublishedFiles};
 use crate::store::dataset::Dataset;
 
 /// §10: finds the published files the batch's winners meet by their footers and bloom
@@ -41,31 +41,9 @@ pub(super) fn merge_batch(
         }
     }
     let mut published = PublishedFiles::default();
-    for date in dataset.dates()? {
-        let footers = dataset.footers(date, schema)?;
-        let mut files: Vec<PublishedFile> = footers
-            .iter()
-            .map(|f| PublishedFile {
-                path: f.path.clone(),
-                rows: f.rows,
-                min: f.min().cloned(),
-                max: f.max().cloned(),
-                read: None,
-            })
-            .collect();
-        // A new key of the date rewrites the file its range falls in: read it too.
-        let mut wanted = vec![false; files.len()];
-        for key in own.get(&date).into_iter().flatten() {
-            if let Some(at) = plan::merge::file_for(&files, key, config.target_file_rows) {
-                wanted[at] = true;
-            }
-        }
-        for (at, footer) in footers.iter().enumerate() {
-            if !wanted[at] && dataset.may_hold(footer, &keys)? {
-                wanted[at] = true;
-            }
-        }
-        for (file, _) in files.iter_mut().zip(&wanted).filter(|(_, w)| **w) {
+    for (date, touched) in crate::engine::touched::touched(config, dataset, &keys, &own)? {
+        let mut files = touched.files;
+        for (file, _) in files.iter_mut().zip(&touched.read).filter(|(_, r)| **r) {
             file.read = Some(dataset.file_rows(&file.path, schema)?);
         }
         published.by_date.insert(date, files);

@@ -80,13 +80,9 @@ pub fn write_partition(
     rows: &RowSet,
     files: usize,
 ) -> Result<Vec<PathBuf>> {
-    let files = files.clamp(1, rows.len().max(1));
-    let per_file = rows.len().div_ceil(files).max(1);
-    let mut written = Vec::with_capacity(files);
-    for (index, chunk) in ranges_or_empty(rows.len(), per_file)
-        .into_iter()
-        .enumerate()
-    {
+    let split = crate::plan::split::Split::into_files(rows.len() as u64, files as u64);
+    let mut written = Vec::with_capacity(split.files as usize);
+    for (index, chunk) in split.ranges(rows.len() as u64).enumerate() {
         let path = folder.join(part_name(index as u64));
         write_file(&path, schema, rows, chunk)?;
         written.push(path);
@@ -131,7 +127,7 @@ pub fn write_file(path: &Path, schema: &Schema, rows: &RowSet, chunk: Range<usiz
 
 /// False positives the key column's bloom filter allows: a merge reads a file it names
 /// for a key it lacks about once in a hundred keys probed.
-const KEY_FILTER_FPP: f64 = 0.01;
+pub const KEY_FILTER_FPP: f64 = 0.01;
 
 /// Snappy, chunk statistics, dictionary encoding only where values repeat
 /// ([`Schema::dictionary_encoded`]), and a bloom filter on the key column sized for the

@@ -1,6 +1,6 @@
 //! Merge mode (CONTRACT.md §10) on Spark: [`merge_census`] meets a batch's winners with
-//! the published rows and gives a [`MergeCensus`], the same counts and new rows as
-//! `plan::merge::merge` computes on one machine.
+//! the rows of the published files the batch reads and gives a [`MergeCensus`], the same
+//! counts and new rows as `plan::merge::merge_files` computes on one machine.
 //!
 //! # The winners DataFrame (the interface)
 //!
@@ -17,11 +17,10 @@
 //!
 //! # What it does
 //!
-//! Where the batch's keys live is found by Spark over the published Parquet files: the
-//! key column only, filtered on the batch's key range (so Parquet
-//! statistics prune files and row groups) and semi-joined with the batch's keys, with
-//! `event_date` from the folder names. Only those dates and the winners' own dates are
-//! then read whole. Each winner meets the best published copy of its key under §3's
+//! Where the batch's keys live is found on the driver from the published files' footers
+//! and bloom filters, by the local engine's rule ([`crate::engine::touched`]), and Spark
+//! reads only those files ([`Published`]), each row with its file's index among its
+//! date's. Each winner meets the best published copy of its key under §3's
 //! order (instant, then tiebreak); a key on two dates (a crash between two swaps) leaves
 //! every other copy's date. The published rows hold microseconds, so their instant is
 //! that of the truncated value, as the local engine reads them back.
@@ -32,7 +31,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use spark_connect::column::{col, lit, lit_string};
+use spark_connect::column::col;
 use spark_connect::functions::expr;
 use spark_connect::plan::JoinType;
 use spark_connect::row::{Row, Value as SparkValue};
@@ -44,26 +43,40 @@ use crate::error::{Error, Result};
 use super::published::Published;
 use super::winners::rank_order;
 use crate::plan::rank::RankBy;
-use crate::plan::{DateCensus, MergeCounts, Outcome};
+use crate::plan::{MergeCounts, Outcome};
 
-/// What a batch does to the published dates, decided by Spark.
+/// What a batch does to the published files it reads, decided by Spark.
 #[derive(Clone)]
 pub struct MergeCensus {
-    /// Each date the batch gains, changes or empties: its whole new row count (0: the
-    /// date is retired) and how its keys change.
-    pub dates: BTreeMap<Date, DateCensus>,
+    /// Each date the batch gains, changes or empties: how its keys change (the file
+    /// counts are the layout's, [`super::layout`]).
+    pub dates: BTreeMap<Date, MergeCounts>,
+    /// The new rows of the files read, by (date, bucket): a read file's bucket is its
+    /// index among its date's files; one past them holds new keys no read file takes.
+    pub buckets: BTreeMap<(Date, usize), Bucket>,
     /// Winners older than the published row of their key (§10.3).
     pub stale: u64,
     /// Winners that tie the published row on instant and tiebreak (the batch wins).
     pub ties_by_arrival: u64,
-    /// The whole new rows of every date of `dates`: the declared fields and
-    /// `event_date`, unsorted; the stage writes them partitioned by `event_date`.
+    /// The new rows of every bucket of `buckets` of every date of `dates`: the declared
+    /// fields, `event_date` and `_bucket`, unsorted; the stage writes those the layout
+    /// rewrites.
     pub rows: DataFrame,
 }
 
-/// Merges `winners` (laid out as the module docs say) into the dataset published under
-/// `config.lake.publish_root()`. Reads the published files; writes nothing. `remote` names the
-/// server in errors (`spark sc://host:port`, no token).
+/// One bucket's new rows, counted by Spark.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bucket {
+    pub rows: u64,
+    /// Of those, the batch's winners (the rest are the file's own, kept).
+    pub arrived: u64,
+    /// By UTC hour of `partition_by_date_of`.
+    pub by_hour: [u64; 24],
+}
+
+/// Merges `winners` (laid out as the module docs say) into the published files `source`
+/// reads (those of `batch`'s keys, [`Published::of`]). Reads those files; writes nothing.
+/// `remote` names the server in errors (`spark sc://host:port`, no token).
 pub fn merge_census(
     spark: &SparkSession,
     remote: &str,
@@ -74,15 +87,7 @@ pub fn merge_census(
     let schema = &config.schema;
     let names = Names::of(schema);
     let winners = winners.filter(expr("event_date IS NOT NULL"));
-    let span = batch_span(remote, &winners, &names.key)?;
-    let on_disk = source.dates();
-    let mut touched: BTreeSet<Date> = BTreeSet::new();
-    if let (Some(range), false) = (&span.keys, on_disk.is_empty()) {
-        touched.extend(key_dates(spark, remote, source, schema, range, &winners)?);
-    }
-    touched.extend(span.dates.iter().copied());
-    touched.retain(|date| on_disk.contains(date));
-    let published = published_rows(spark, remote, config, source, &touched)?;
+    let published = published_rows(spark, remote, config, source)?;
 
     let copies = ranked_copies(&published, &winners, &names, schema);
     let best = copies.filter(expr("_copy_rank = 1"));
@@ -107,23 +112,12 @@ pub fn merge_census(
 
     let tallied = tally(remote, &met, &extras)?;
     let dates: Vec<Date> = tallied.by_date.keys().copied().collect();
-    let rows = new_rows(&published, &met, &extras, &names, &dates);
-    let counts = rows_by_hour(remote, &rows, &names.fields[schema.date_of])?;
-    let dates = tallied
-        .by_date
-        .into_iter()
-        .map(|(date, merge)| {
-            let by_hour = counts.get(&date).copied().unwrap_or([0; 24]);
-            let census = DateCensus {
-                rows: by_hour.iter().sum(),
-                merge: Some(merge),
-                by_hour: Some(by_hour),
-            };
-            (date, census)
-        })
-        .collect();
+    let bucket = super::layout::bucket_sql(source, &names.key, config.target_file_rows);
+    let rows = new_rows(&published, &met, &extras, &names, &dates, &bucket);
+    let buckets = by_bucket(remote, &rows, &names.fields[schema.date_of])?;
     Ok(MergeCensus {
-        dates,
+        dates: tallied.by_date,
+        buckets,
         stale: tallied.stale,
         ties_by_arrival: tallied.ties,
         rows,
@@ -159,86 +153,13 @@ fn quoted(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// The batch's key range and dates, from one aggregate.
-struct Span {
-    /// Lowest and highest key; `None` for an empty batch.
-    keys: Option<(SparkValue, SparkValue)>,
-    dates: BTreeSet<Date>,
-}
-
-fn batch_span(remote: &str, winners: &DataFrame, key: &str) -> Result<Span> {
-    let by_date = winners
-        .group_by([col("event_date")])
-        .agg(vec![
-            expr(&format!("min({key})")).expression().clone(),
-            expr(&format!("max({key})")).expression().clone(),
-        ])
-        .collect()
-        .map_err(failed(remote, "read the batch's key range"))?;
-    let mut span = Span {
-        keys: None,
-        dates: BTreeSet::new(),
-    };
-    for row in &by_date {
-        let (date, low, high) = (date_at(row, 0)?, value_at(row, 1)?, value_at(row, 2)?);
-        span.dates.insert(date);
-        span.keys = Some(match span.keys.take() {
-            None => (low, high),
-            Some((l, h)) => (min_key(l, low), max_key(h, high)),
-        });
-    }
-    Ok(span)
-}
-
-/// The dates the batch's keys are published on: the key column only, pruned by the
-/// key range, joined with the batch's keys.
-fn key_dates(
-    spark: &SparkSession,
-    remote: &str,
-    source: &Published,
-    schema: &Schema,
-    (low, high): &(SparkValue, SparkValue),
-    winners: &DataFrame,
-) -> Result<BTreeSet<Date>> {
-    let key_field = &schema.fields[schema.key];
-    let key = quoted(&key_field.name);
-    let (low, high) = match (low, high) {
-        (SparkValue::String(l), SparkValue::String(h)) => (lit_string(l), lit_string(h)),
-        (l, h) => match (l.as_i64(), h.as_i64()) {
-            (Some(l), Some(h)) => (lit(l), lit(h)),
-            _ => {
-                return Err(Error::internal(
-                    "a key range that is neither int nor string",
-                ));
-            }
-        },
-    };
-    let ddl = format!("{key} {}", sql_type(key_field.ty));
-    let Some(keys) = source.read(spark, &ddl, None) else {
-        return Ok(BTreeSet::new());
-    };
-    let rows = keys
-        .filter(col(&key).between(low, high))
-        .join_using(
-            &winners.select([col(&key)]),
-            [key_field.name.clone()],
-            JoinType::LeftSemi,
-        )
-        .select([col("event_date")])
-        .distinct()
-        .collect()
-        .map_err(failed(remote, "find where the batch's keys are published"))?;
-    rows.iter().map(|row| date_at(row, 0)).collect()
-}
-
-/// The published rows of `dates`, fields renamed as [`Names`] says, plus
-/// `_published_date`; no rows when `dates` is empty (nothing is read).
+/// The rows of the files the batch reads, fields renamed as [`Names`] says, plus
+/// `_published_date` and `_published_file`; no rows when it reads none.
 fn published_rows(
     spark: &SparkSession,
     remote: &str,
     config: &Config,
     source: &Published,
-    dates: &BTreeSet<Date>,
 ) -> Result<DataFrame> {
     let schema = &config.schema;
     let names = Names::of(schema);
@@ -247,7 +168,10 @@ fn published_rows(
         .iter()
         .zip(&names.published)
         .map(|(field, published)| format!("{field} AS {published}"))
-        .chain(["event_date AS _published_date".to_owned()])
+        .chain([
+            "event_date AS _published_date".to_owned(),
+            "_published_file".to_owned(),
+        ])
         .collect();
     let columns: Vec<String> = schema
         .fields
@@ -255,18 +179,17 @@ fn published_rows(
         .zip(&names.fields)
         .map(|(field, name)| format!("{name} {}", sql_type(field.ty)))
         .collect();
-    let read = match dates.is_empty() {
-        true => None,
-        false => source.read(spark, &columns.join(", "), Some(dates)),
-    };
-    let frame = if let Some(read) = read {
+    let frame = if let Some(read) = source.read(spark, &columns.join(", ")) {
         read
     } else {
         let nulls: Vec<String> = schema
             .fields
             .iter()
             .map(|f| format!("CAST(NULL AS {}) AS {}", sql_type(f.ty), quoted(&f.name)))
-            .chain(["CAST(NULL AS DATE) AS event_date".to_owned()])
+            .chain([
+                "CAST(NULL AS DATE) AS event_date".to_owned(),
+                "CAST(NULL AS INT) AS _published_file".to_owned(),
+            ])
             .collect();
         spark
             .sql(&format!("SELECT {} WHERE false", nulls.join(", ")))
@@ -443,6 +366,7 @@ fn new_rows(
     extras: &DataFrame,
     names: &Names,
     dates: &[Date],
+    bucket: &str,
 ) -> DataFrame {
     let dates: BTreeSet<Date> = dates.iter().copied().collect();
     let replaced = met
@@ -459,7 +383,11 @@ fn new_rows(
         .iter()
         .zip(&names.fields)
         .map(|(published, field)| format!("{published} AS {field}"))
-        .chain(["_published_date AS event_date".to_owned()])
+        .chain([
+            "_published_date AS event_date".to_owned(),
+            "_published_file AS _bucket".to_owned(),
+            "0 AS _arrived".to_owned(),
+        ])
         .collect();
     let kept = published
         .filter(in_dates("_published_date"))
@@ -472,11 +400,12 @@ fn new_rows(
             JoinType::LeftAnti,
         )
         .select_expr(kept_columns.iter().map(String::as_str).collect());
+    let bucket = format!("{bucket} AS _bucket");
     let columns: Vec<&str> = names
         .fields
         .iter()
         .map(String::as_str)
-        .chain(["event_date"])
+        .chain(["event_date", &bucket, "1 AS _arrived"])
         .collect();
     let incoming = met
         .filter(expr(&format!("_outcome IN ({})", outcomes(Outcome::writes))))
@@ -485,25 +414,42 @@ fn new_rows(
     kept.union_by_name(&incoming)
 }
 
-/// The merged rows per date by UTC hour of `date_of` (the session's zone is UTC).
-fn rows_by_hour(
+/// The new rows by date and bucket: how many, how many arrived, and by UTC hour of
+/// `date_of` (the session's zone is UTC). A bucket below 0 is a winner whose key the
+/// driver gave no bucket: an error, before anything is written.
+fn by_bucket(
     remote: &str,
     rows: &DataFrame,
     date_of: &str,
-) -> Result<BTreeMap<Date, [u64; 24]>> {
+) -> Result<BTreeMap<(Date, usize), Bucket>> {
     let counted = rows
-        .group_by([col("event_date"), expr(&format!("hour({date_of})"))])
-        .count()
+        .group_by([
+            col("event_date"),
+            col("_bucket"),
+            expr(&format!("hour({date_of})")),
+        ])
+        .agg(vec![
+            expr("count(1)").expression().clone(),
+            expr("sum(_arrived)").expression().clone(),
+        ])
         .collect()
-        .map_err(failed(remote, "count the merged rows per date"))?;
-    let mut dates = BTreeMap::new();
+        .map_err(failed(remote, "count the merged rows per file"))?;
+    let mut buckets = BTreeMap::new();
     for row in &counted {
-        let (date, hour, n) = (date_at(row, 0)?, count_at(row, 1)?, count_at(row, 2)?);
-        let hours: &mut [u64; 24] = dates.entry(date).or_insert([0; 24]);
-        let at = usize::try_from(hour).ok().and_then(|h| hours.get_mut(h));
-        *at.ok_or_else(|| Error::internal("Spark gave an hour past 23"))? += n;
+        let (date, hour) = (date_at(row, 0)?, count_at(row, 2)?);
+        let at = row
+            .get(1)
+            .and_then(SparkValue::as_i64)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| Error::internal("a merged row of the batch has no file to go to"))?;
+        let (n, arrived) = (count_at(row, 3)?, count_at(row, 4)?);
+        let bucket: &mut Bucket = buckets.entry((date, at)).or_default();
+        let slot = usize::try_from(hour).ok().and_then(|h| bucket.by_hour.get_mut(h));
+        *slot.ok_or_else(|| Error::internal("Spark gave an hour past 23"))? += n;
+        bucket.rows += n;
+        bucket.arrived += arrived;
     }
-    Ok(dates)
+    Ok(buckets)
 }
 
 /// `dates` as a SQL list of date literals; `NULL` (matching nothing) when empty.
@@ -523,28 +469,6 @@ fn sql_type(ty: FieldType) -> &'static str {
         FieldType::Float => "DOUBLE",
         FieldType::Bool => "BOOLEAN",
     }
-}
-
-fn min_key(a: SparkValue, b: SparkValue) -> SparkValue {
-    if key_order(&b, &a).is_lt() { b } else { a }
-}
-
-fn max_key(a: SparkValue, b: SparkValue) -> SparkValue {
-    if key_order(&b, &a).is_gt() { b } else { a }
-}
-
-/// Keys order as the published files sort them: integers by value, strings by bytes.
-fn key_order(a: &SparkValue, b: &SparkValue) -> std::cmp::Ordering {
-    match (a, b) {
-        (SparkValue::String(a), SparkValue::String(b)) => a.as_bytes().cmp(b.as_bytes()),
-        _ => a.as_i64().cmp(&b.as_i64()),
-    }
-}
-
-fn value_at(row: &Row, index: usize) -> Result<SparkValue> {
-    row.get(index)
-        .cloned()
-        .ok_or_else(|| Error::internal(format!("a Spark result row lacks column {index}")))
 }
 
 fn date_at(row: &Row, index: usize) -> Result<Date> {

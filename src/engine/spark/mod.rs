@@ -7,7 +7,8 @@
 //! - [`ledger`]: §2's counts on the driver, in bounded memory; [`events`]: §2 over the
 //!   handed-over rows, for a file with conflicts; [`winners`]: §3 and §4.
 //! - [`census`]: the queries run, aggregates back; [`merge`]: §10 over the published
-//!   files, which [`published`] names; [`write`]: the stage; [`uri`]: the explicit,
+//!   files the batch touches, which [`published`] names; [`layout`]: which of them it
+//!   rewrites, into which files; [`write`]: the stage; [`uri`]: the explicit,
 //!   glob-escaped URIs Spark is given; [`union`]: many reads as one frame.
 //!
 //! Only the driver reads the input. A hive publish root and its staging folder must be on
@@ -21,6 +22,7 @@ pub mod driver;
 pub mod events;
 pub mod handoff;
 pub mod key_sketch;
+pub mod layout;
 pub mod ledger;
 pub mod merge;
 pub mod published;
@@ -37,7 +39,7 @@ use std::path::Path;
 use spark_connect::DataFrame;
 
 use crate::config::{Config, EngineConfig, WriteMode};
-use crate::engine::{Engine, Progress, Staged, TableFolder, WrittenFile};
+use crate::engine::{Carried, Engine, Progress, Staged, TableFolder, WrittenFile};
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::plan::{Census, Manifest, Plan};
@@ -49,9 +51,10 @@ use session::Session;
 pub struct SparkEngine {
     session: Session,
     winners: Option<census::Ranked>,
-    /// Merge mode: the whole new rows of the dates the batch touches (view
-    /// [`write::MERGED`]), cached from the census to the stage.
+    /// Merge mode: the new rows of the files the batch reads (view [`write::MERGED`]),
+    /// cached from the census to the stage, and each date's layout.
     merged: Option<DataFrame>,
+    layouts: BTreeMap<crate::contract::Date, layout::Layout>,
     /// How every census ranks ([`SparkEngine::rank`], [`SparkEngine::remember_events`]).
     tuning: census::Tuning,
 }
@@ -77,6 +80,7 @@ impl SparkEngine {
             session: Session::connect(remote)?,
             winners: None,
             merged: None,
+            layouts: BTreeMap::new(),
             tuning: census::Tuning::default(),
         })
     }
@@ -127,19 +131,25 @@ impl SparkEngine {
         drop(handoff);
     }
 
-    /// §10 on Spark: what the batch's `winners` do to the published dates. The census's
-    /// dates become the dates the merge touches, and its new rows are cached for the stage.
+    /// §10 on Spark: what the batch's `winners` do to the published files of `dataset`
+    /// they touch. The census's dates become the dates the merge touches, its new rows
+    /// are cached for the stage, and each date's layout is kept.
     fn merge(
         &mut self,
         config: &Config,
-        source: published::Published,
+        dataset: &dyn crate::store::dataset::Dataset,
         winners: &DataFrame,
         census: &mut Census,
     ) -> Result<()> {
-        let (config, winners) = (config.clone(), winners.clone());
+        let (schema, frame) = (config.schema.clone(), winners.clone());
+        let batch = self.session.guarded("collecting the batch's keys", move |session| {
+            published::BatchKeys::collect(session, &schema, &frame)
+        })?;
+        let source = published::Published::of(config, dataset, batch)?;
+        let (job_config, job_source, winners) = (config.clone(), source.clone(), winners.clone());
         let (merged, rows) = self.session.guarded("merging", move |session| {
             let (spark, remote) = (session.spark(), session.describe());
-            let merged = merge::merge_census(spark, remote, &config, &source, &winners)?;
+            let merged = merge::merge_census(spark, remote, &job_config, &job_source, &winners)?;
             let rows = merged
                 .rows
                 .cache()
@@ -148,10 +158,18 @@ impl SparkEngine {
                 .map_err(|e| session.error("cannot register the merged rows", &e))?;
             Ok((merged, rows))
         })?;
+        self.merged = Some(rows);
+        let schema = &config.schema;
+        let (dates, layouts) = layout::lay_out(
+            config.target_file_rows,
+            &source,
+            &merged,
+            &mut |path| dataset.file_hours(path, schema),
+        )?;
         census.counts.stale += merged.stale;
         census.counts.ties_by_arrival += merged.ties_by_arrival;
-        census.dates = merged.dates;
-        self.merged = Some(rows);
+        census.dates = dates;
+        self.layouts = layouts;
         Ok(())
     }
 }
@@ -176,11 +194,10 @@ impl Engine for SparkEngine {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Census> {
         self.forget_winners();
+        self.layouts.clear();
         let (mut census, winners) = census::read(&self.session, config, input, self.tuning, progress)?;
         if let (WriteMode::Merge, Some(ranked)) = (config.write_mode, &winners) {
-            let source = published::Published::of(config, dataset)?;
-            self.merge(config, source, &ranked.winners, &mut census)?;
-            whole_dates(config, dataset, &mut census)?;
+            self.merge(config, dataset, &ranked.winners, &mut census)?;
         }
         self.winners = winners;
         Ok(census)
@@ -193,11 +210,18 @@ impl Engine for SparkEngine {
         staging: &Path,
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<Staged> {
-        let (source, dates) = self.to_stage(plan, progress)?;
-        let (config, staging) = (config.clone(), staging.to_owned());
-        self.session.guarded("staging", move |session| {
-            write::stage(session, &config, source, &dates, &staging)
-        })
+        let job = self.to_stage(config, plan, progress)?;
+        let (job_config, staging) = (config.clone(), staging.to_owned());
+        let mut staged = self.session.guarded("staging", move |session| {
+            write::stage(session, &job_config, &job, &staging)
+        })?;
+        for (date, files) in staged.files.iter_mut() {
+            if let Some(layout) = self.layouts.get(date) {
+                *files = layout.files;
+                staged.carried.insert(*date, layout.carried.clone());
+            }
+        }
+        Ok(staged)
     }
 
     /// The executors write into the table's storage, where they reach it (`s3a://` on a
@@ -208,18 +232,20 @@ impl Engine for SparkEngine {
         plan: &Plan,
         folder: &dyn TableFolder,
         progress: &mut dyn FnMut(Progress) -> bool,
-    ) -> Option<Result<Vec<WrittenFile>>> {
+    ) -> Option<Result<(Vec<WrittenFile>, Carried)>> {
         Some(self.write_into(config, plan, folder, progress))
     }
 }
 
 impl SparkEngine {
-    /// The view the stage writes from, and the dates with rows (each with its count).
+    /// What the stage writes: in replace mode each date of the plan with rows whole; in
+    /// merge mode only the runs each date's layout rewrites.
     fn to_stage(
         &self,
+        config: &Config,
         plan: &Plan,
         progress: &mut dyn FnMut(Progress) -> bool,
-    ) -> Result<(&'static str, BTreeMap<crate::contract::Date, u64>)> {
+    ) -> Result<write::Job> {
         if self.winners.is_none() {
             return Err(Error::internal(
                 "the Spark engine was asked to stage before a census that reached Spark",
@@ -229,16 +255,26 @@ impl SparkEngine {
             .dates_with_rows()
             .map(|d| (d.event_date, d.rows))
             .collect();
-        let source = match self.merged {
-            Some(_) => write::MERGED,
-            None => winners::WINNERS,
+        let job = match self.merged {
+            Some(_) => write::Job {
+                source: write::MERGED,
+                bucket: "_bucket",
+                runs: dates
+                    .keys()
+                    .map(|date| {
+                        let runs = self.layouts.get(date).map(|l| l.written.clone());
+                        (*date, runs.unwrap_or_default())
+                    })
+                    .collect(),
+            },
+            None => write::Job::whole(winners::WINNERS, &dates, config.files_per_date),
         };
         for date in dates.keys() {
             if !progress(Progress::Staging { date: *date }) {
                 return Err(Error::Cancelled);
             }
         }
-        Ok((source, dates))
+        Ok(job)
     }
 
     fn write_into(
@@ -247,14 +283,20 @@ impl SparkEngine {
         plan: &Plan,
         folder: &dyn TableFolder,
         progress: &mut dyn FnMut(Progress) -> bool,
-    ) -> Result<Vec<WrittenFile>> {
-        let (source, dates) = self.to_stage(plan, progress)?;
+    ) -> Result<(Vec<WrittenFile>, Carried)> {
+        let job = self.to_stage(config, plan, progress)?;
         let location = uri::table_uri(config, folder.relative())?;
-        let (job_config, job_dates) = (config.clone(), dates.clone());
+        let (job_config, spark_job) = (config.clone(), job.clone());
         self.session.guarded("staging", move |session| {
-            write::stage_in_table(session, &job_config, source, &job_dates, &location)
+            write::stage_in_table(session, &job_config, &spark_job, &location)
         })?;
-        write::written_files(&folder.list()?, config.files_per_date, &dates)
+        let written = write::written_files(&folder.list()?, &job)?;
+        let carried = job
+            .runs
+            .keys()
+            .filter_map(|date| Some((*date, self.layouts.get(date)?.carried.clone())))
+            .collect();
+        Ok((written, carried))
     }
 }
 
@@ -263,28 +305,4 @@ impl Drop for SparkEngine {
         self.forget_winners();
         self.session.end();
     }
-}
-
-/// What a Spark merge reads and writes: each date it touches, whole (every file of it
-/// read and rewritten); the local engine rewrites only the files that change (§10.4).
-fn whole_dates(
-    config: &Config,
-    dataset: &dyn crate::store::dataset::Dataset,
-    census: &mut Census,
-) -> Result<()> {
-    let present: std::collections::BTreeSet<crate::contract::Date> =
-        dataset.dates()?.into_iter().collect();
-    for (date, day) in census.dates.iter_mut() {
-        let files = if present.contains(date) {
-            dataset.footers(*date, &config.schema)?.len() as u64
-        } else {
-            0
-        };
-        if let Some(merge) = day.merge.as_mut() {
-            merge.files_read = files;
-            merge.files_rewritten = files;
-            merge.rows_rewritten = day.rows;
-        }
-    }
-    Ok(())
 }

@@ -2,14 +2,17 @@
 //! the cached keys, in replace mode; the merge's [`MERGED`] view in merge mode) written by Spark
 //! into a hidden folder of the staging area, then moved by the driver into the
 //! contract's layout: `staging/event_date=D/part-NNNNN.parquet`, rows sorted by key and
-//! split into `files_per_date` files exactly as `parquet_files::write_partition` splits
-//! them, every file and folder fsynced. Anything else Spark leaves (`_SUCCESS`, `.crc`)
-//! goes with the hidden folder. A failed stage removes what it wrote.
+//! cut into files by [`Split`] (the local engine's one rule: `files_per_date` files in
+//! replace mode; in merge mode only the rewritten buckets, each by `target_file_rows`,
+//! numbered by their place among the date's files), every file and folder fsynced.
+//! Anything else Spark leaves (`_SUCCESS`, `.crc`) goes with the hidden folder. A failed
+//! stage removes what it wrote.
 //!
-//! Spark writes one file per (date, file index) group: the rows are distributed by the
+//! Spark writes one file per (date, file number) group: the rows are distributed by the
 //! group, so each lands whole in one task (a landing of one file, one date's, is gathered
 //! into one task without a shuffle), and sorted by it then the key, so the writer keeps
-//! the key order.
+//! the key order. Every file carries the key column's min/max statistics and a bloom
+//! filter on it, which merge mode finds keys by (§10.5).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -19,30 +22,76 @@ use super::events::ident;
 use super::session::Session;
 use crate::config::Config;
 use crate::contract::Date;
+use crate::engine::local::parquet::part_name;
 use crate::engine::{Staged, WrittenFile};
 use crate::error::{Error, Result};
+use crate::plan::split::Split;
 use crate::store::atomic;
 
-/// The view of a merge's whole new rows of its dates, cached for the stage.
+/// The view of a merge's new rows of the files it reads, cached for the stage.
 pub const MERGED: &str = "wharf_merged";
 
 /// Where Spark writes inside the staging folder: a name hive readers ignore.
 const SPARK_OUTPUT: &str = ".wharf-spark-output";
 
-/// Writes the rows of `dates` (each with its row count) from the view `source` into
-/// `staging`.
-pub fn stage(
-    session: &Session,
-    config: &Config,
-    source: &str,
-    dates: &BTreeMap<Date, u64>,
-    staging: &Path,
-) -> Result<Staged> {
+/// A run of a date's rows written as files: the rows of bucket `bucket` (in replace mode
+/// the date's every row, bucket 0), in key order, cut by `split` into files numbered from
+/// `first` (their places among the date's files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub bucket: usize,
+    pub first: u64,
+    pub split: Split,
+}
+
+impl Run {
+    /// The numbers of its files.
+    fn files(&self) -> std::ops::Range<u64> {
+        self.first..self.first + self.split.files
+    }
+}
+
+/// What a stage writes: from the view `source`, whose SQL expression `bucket` gives each
+/// row's bucket, each date's runs (a date with none gets an empty folder: merge mode's
+/// date whose every file carries over or empties).
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub source: &'static str,
+    pub bucket: &'static str,
+    pub runs: BTreeMap<Date, Vec<Run>>,
+}
+
+impl Job {
+    /// Replace mode: each date's rows (each with its count) whole, in `files_per_date`
+    /// files.
+    pub fn whole(source: &'static str, dates: &BTreeMap<Date, u64>, files_per_date: usize) -> Job {
+        let runs = dates
+            .iter()
+            .map(|(date, rows)| {
+                let split = Split::into_files(*rows, files_per_date as u64);
+                let run = Run {
+                    bucket: 0,
+                    first: 0,
+                    split,
+                };
+                (*date, vec![run])
+            })
+            .collect();
+        Job {
+            source,
+            bucket: "0",
+            runs,
+        }
+    }
+}
+
+/// Writes `job` into `staging`; the files written per date.
+pub fn stage(session: &Session, config: &Config, job: &Job, staging: &Path) -> Result<Staged> {
     let output = staging.join(SPARK_OUTPUT);
-    let result = write_and_place(session, config, source, dates, staging, &output);
+    let result = write_and_place(session, config, job, staging, &output);
     let cleaned = remove(&output);
     if result.is_err() {
-        for date in dates.keys() {
+        for date in job.runs.keys() {
             let _ = remove(&staging.join(format!("event_date={date}")));
         }
     }
@@ -54,42 +103,31 @@ pub fn stage(
 fn write_and_place(
     session: &Session,
     config: &Config,
-    source: &str,
-    dates: &BTreeMap<Date, u64>,
+    job: &Job,
     staging: &Path,
     output: &Path,
 ) -> Result<Staged> {
-    if dates.is_empty() {
+    if job.runs.is_empty() {
         return Ok(Staged::default());
     }
     let location = super::uri::file_uri(output, "the staging folder")?;
     remove(output)?;
-    write(session, config, source, dates, &location)?;
+    if job.runs.values().flatten().any(|run| run.split.files > 0) {
+        write(session, config, job, &location)?;
+    }
     let mut staged = Staged::default();
-    for (date, rows) in dates {
-        let files = place(
-            output,
-            staging,
-            *date,
-            files_of(config.files_per_date, *rows),
-        )?;
-        staged.files.insert(*date, files);
+    for (date, runs) in &job.runs {
+        staged.files.insert(*date, place(output, staging, *date, runs)?);
     }
     atomic::sync_dir(staging)?;
     Ok(staged)
 }
 
-/// Spark's write of the rows of `dates` from `source` to `location`: one file per
-/// `event_date=D/__file=N/` folder.
-fn write(
-    session: &Session,
-    config: &Config,
-    source: &str,
-    dates: &BTreeMap<Date, u64>,
-    location: &str,
-) -> Result<()> {
+/// Spark's write of `job` to `location`: one file per `event_date=D/__file=N/` folder,
+/// each with the key column's statistics and bloom filter.
+fn write(session: &Session, config: &Config, job: &Job, location: &str) -> Result<()> {
     let mut writer = session
-        .frame(&query(config, source, dates), "cannot plan the write")?
+        .frame(&query(config, job), "cannot plan the write")?
         .write()
         .mode("errorifexists")
         .partition_by(["event_date", "__file"])
@@ -103,39 +141,45 @@ fn write(
             writer = writer.option(&format!("{DICTIONARY}#{}", field.name), "true");
         }
     }
+    // The filter is sized for the largest file: one setting serves the whole write.
+    let key = &schema.fields[schema.key].name;
+    let largest = job.runs.values().flatten().map(|r| r.split.per).max();
     writer
+        .option(&format!("{BLOOM_FILTER}#{key}"), "true")
+        .option(
+            &format!("{BLOOM_FILTER_NDV}#{key}"),
+            &largest.unwrap_or(1).to_string(),
+        )
+        .option(
+            &format!("{BLOOM_FILTER_FPP}#{key}"),
+            &crate::engine::local::parquet::KEY_FILTER_FPP.to_string(),
+        )
         .parquet(location)
         .map_err(|e| session.error("cannot write the staged partitions", &e))
 }
 
 /// Parquet's setting of dictionary encoding, for the whole file or (`#column`) a column.
 const DICTIONARY: &str = "parquet.enable.dictionary";
+/// Parquet's settings of a column's bloom filter (`#column`): on, the distinct values
+/// it is sized for, and its false-positive rate.
+const BLOOM_FILTER: &str = "parquet.bloom.filter.enabled";
+const BLOOM_FILTER_NDV: &str = "parquet.bloom.filter.expected.ndv";
+const BLOOM_FILTER_FPP: &str = "parquet.bloom.filter.fpp";
 
-/// Writes the rows of `dates` from the view `source` into the table folder at
-/// `location` (a URI the executors reach): one file per `event_date=D/__file=N/`, which
-/// [`written_files`] finds in the folder's listing.
-pub fn stage_in_table(
-    session: &Session,
-    config: &Config,
-    source: &str,
-    dates: &BTreeMap<Date, u64>,
-    location: &str,
-) -> Result<()> {
-    if dates.is_empty() {
+/// Writes `job` into the table folder at `location` (a URI the executors reach): one file
+/// per `event_date=D/__file=N/`, which [`written_files`] finds in the folder's listing.
+pub fn stage_in_table(session: &Session, config: &Config, job: &Job, location: &str) -> Result<()> {
+    if !job.runs.values().flatten().any(|run| run.split.files > 0) {
         return Ok(());
     }
-    write(session, config, source, dates, location)
+    write(session, config, job, location)
 }
 
 /// The data files of `listed` (a table folder's listing after [`stage_in_table`]), each
 /// the `N`th file of its date: exactly one Parquet file in every `event_date=D/__file=N/`
-/// the split of `dates` calls for, and none elsewhere. Spark's other files (`_SUCCESS`,
+/// the runs of `job` call for, and none elsewhere. Spark's other files (`_SUCCESS`,
 /// `.crc`, a failed attempt's `_temporary/`) are not data.
-pub fn written_files(
-    listed: &[String],
-    files_per_date: usize,
-    dates: &BTreeMap<Date, u64>,
-) -> Result<Vec<WrittenFile>> {
+pub fn written_files(listed: &[String], job: &Job) -> Result<Vec<WrittenFile>> {
     let mut found: BTreeMap<(Date, u64), Vec<&str>> = BTreeMap::new();
     for path in listed {
         let mut segments = path.split('/');
@@ -158,9 +202,8 @@ pub fn written_files(
         found.entry((date, file)).or_default().push(path);
     }
     let mut written = Vec::new();
-    for (date, rows) in dates {
-        let (files, _) = files_of(files_per_date, *rows);
-        for n in 0..files {
+    for (date, runs) in &job.runs {
+        for n in runs.iter().flat_map(Run::files) {
             let paths = found.remove(&(*date, n)).unwrap_or_default();
             let [path] = paths.as_slice() else {
                 return Err(Error::internal(format!(
@@ -183,63 +226,68 @@ pub fn written_files(
     Ok(written)
 }
 
-/// The files a date of `rows` rows is written as, and the rows in each but the last
-/// (`parquet_files::write_partition`'s split).
-fn files_of(files_per_date: usize, rows: u64) -> (u64, u64) {
-    let files = (files_per_date as u64).clamp(1, rows.max(1));
-    let per_file = rows.div_ceil(files).max(1);
-    (rows.div_ceil(per_file).max(1), per_file)
-}
-
-/// The write's query: the declared fields in order, `event_date` and `__file` (the
-/// file index by key order) as partition columns.
-fn query(config: &Config, source: &str, dates: &BTreeMap<Date, u64>) -> String {
+/// The write's query: the declared fields in order, `event_date` and `__file` (the file's
+/// number among its date's, by [`Split::file_of`] over each row's place in its bucket's key
+/// order) as partition columns; rows of a bucket no run writes are left out.
+fn query(config: &Config, job: &Job) -> String {
     let schema = &config.schema;
     let key = ident(&schema.fields[schema.key].name);
     let fields: Vec<String> = schema.fields.iter().map(|f| ident(&f.name)).collect();
-    let per_file: Vec<String> = dates
-        .iter()
-        .map(|(date, rows)| {
-            let (_, per_file) = files_of(config.files_per_date, *rows);
-            format!("WHEN DATE'{date}' THEN {per_file}")
+    let runs = || job.runs.iter().flat_map(|(d, runs)| runs.iter().map(move |r| (d, r)));
+    // One file a bucket needs no row number, which would sort each bucket in one task.
+    let one_file = runs().all(|(_, run)| run.split.files <= 1);
+    let cases: Vec<String> = runs()
+        .filter(|(_, run)| run.split.files > 0)
+        .map(|(date, run)| {
+            let file = match one_file {
+                true => run.first.to_string(),
+                false => format!("{} + (__k - 1) div {}", run.first, run.split.per),
+            };
+            format!(
+                "WHEN event_date = DATE'{date}' AND __bucket = {} THEN {file} ",
+                run.bucket
+            )
         })
         .collect();
-    let listed: Vec<String> = dates.keys().map(|d| format!("DATE'{d}'")).collect();
-    let listed = listed.join(", ");
-    // One file per date needs no row number, which would sort each date in one task.
-    let one_file = dates
-        .values()
-        .all(|rows| files_of(config.files_per_date, *rows).0 == 1);
-    let numbered = if one_file {
-        format!("SELECT *, 0 AS __file FROM {source} WHERE event_date IN ({listed})")
-    } else {
-        format!(
-            "SELECT *, CAST((__k - 1) div (CASE event_date {per_file} END) AS INT) AS __file \
-             FROM (SELECT *, row_number() OVER (PARTITION BY event_date ORDER BY {key}) AS __k \
-             FROM {source} WHERE event_date IN ({listed}))",
-            per_file = per_file.join(" "),
-        )
+    let listed: Vec<String> = job.runs.keys().map(|d| format!("DATE'{d}'")).collect();
+    let bucketed = format!(
+        "SELECT *, {} AS __bucket FROM {} WHERE event_date IN ({})",
+        job.bucket,
+        job.source,
+        listed.join(", ")
+    );
+    let numbered = match one_file {
+        true => bucketed,
+        false => format!(
+            "SELECT *, row_number() OVER (PARTITION BY event_date, __bucket ORDER BY {key}) \
+             AS __k FROM ({bucketed})"
+        ),
     };
+    let filed = format!(
+        "SELECT *, CAST(CASE {}END AS INT) AS __file FROM ({numbered})",
+        cases.concat()
+    );
     // A single file (one date, one file: a day's landing) is one task anyway: gathered
     // without a shuffle. Else each (date, file) goes whole to one task.
-    let (gather, distribute) = if one_file && dates.len() == 1 {
+    let (gather, distribute) = if one_file && cases.len() == 1 {
         ("/*+ COALESCE(1) */ ", "")
     } else {
         ("", "DISTRIBUTE BY event_date, __file ")
     };
     format!(
-        "SELECT * FROM (SELECT {gather}{fields}, event_date, __file FROM ({numbered})) \
-         {distribute}SORT BY event_date, __file, {key}",
+        "SELECT * FROM (SELECT {gather}{fields}, event_date, __file FROM ({filed}) \
+         WHERE __file IS NOT NULL) {distribute}SORT BY event_date, __file, {key}",
         fields = fields.join(", "),
     )
 }
 
-/// Moves date `date`'s Spark files into `staging/event_date=D/part-NNNNN.parquet`;
-/// returns how many.
-fn place(output: &Path, staging: &Path, date: Date, (files, _): (u64, u64)) -> Result<u64> {
+/// Moves date `date`'s Spark files of `runs` into `staging/event_date=D/`, each under its
+/// number's contract name; returns how many.
+fn place(output: &Path, staging: &Path, date: Date, runs: &[Run]) -> Result<u64> {
     let folder = staging.join(format!("event_date={date}"));
     atomic::create_dir_all(&folder)?;
-    for index in 0..files {
+    let mut placed = 0;
+    for index in runs.iter().flat_map(Run::files) {
         let written = output
             .join(format!("event_date={date}"))
             .join(format!("__file={index}"));
@@ -250,14 +298,15 @@ fn place(output: &Path, staging: &Path, date: Date, (files, _): (u64, u64)) -> R
                 parts.len()
             )));
         };
-        let target = folder.join(format!("part-{index:05}.parquet"));
+        let target = folder.join(part_name(index));
         atomic::rename(part, &target).map_err(|e| io(&target, "move a staged file into place", e))?;
         File::open(&target)
             .and_then(|f| atomic::sync_file(&f))
             .map_err(|e| io(&target, "fsync a staged file", e))?;
+        placed += 1;
     }
     atomic::sync_dir(&folder)?;
-    Ok(files)
+    Ok(placed)
 }
 
 /// The Parquet files Spark wrote in `folder` (not its hidden `.crc` companions).
@@ -316,7 +365,8 @@ mod tests {
         ]
         .map(str::to_owned)
         .to_vec();
-        let written = written_files(&listed, 2, &dates).unwrap();
+        let job = Job::whole(MERGED, &dates, 2);
+        let written = written_files(&listed, &job).unwrap();
         let got: Vec<(String, u64, &str)> = written
             .iter()
             .map(|f| (f.date.to_string(), f.n, f.path.as_str()))
@@ -341,7 +391,7 @@ mod tests {
                 wrong.remove(index);
             }
             wrong.extend(add.map(str::to_owned));
-            let error = written_files(&wrong, 2, &dates).expect_err("not the plan's files");
+            let error = written_files(&wrong, &job).expect_err("not the plan's files");
             assert!(error.to_string().contains("Spark wrote"), "{error}");
         }
     }

@@ -218,7 +218,7 @@ fn write_in_table(
     found: &Found,
     generation: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Option<Result<Vec<AddFile>>> {
+) -> Option<Result<Uploaded>> {
     let folder = InTable {
         table: &found.table,
         relative: staging_folder(generation),
@@ -228,7 +228,33 @@ fn write_in_table(
         return Some(Err(e));
     }
     let written = engine.stage_in_table(config, plan, &folder, progress)?;
-    Some(written.and_then(|written| place(config, plan, &folder, generation, &written, progress)))
+    Some(written.and_then(|(written, carried)| {
+        // A merged date's carried files hold the rest of its rows (§10.4).
+        let held = carried_rows(found, &carried);
+        let added = place(config, plan, &folder, generation, &written, held, progress)?;
+        Ok((added, carried))
+    }))
+}
+
+/// The rows of the `carried` files per date, as the version the landing found holds them.
+fn carried_rows(
+    found: &Found,
+    carried: &crate::engine::Carried,
+) -> BTreeMap<crate::contract::Date, u64> {
+    let kept: BTreeSet<&str> = carried
+        .values()
+        .flatten()
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let mut rows = BTreeMap::new();
+    for file in found
+        .files
+        .iter()
+        .filter(|f| kept.contains(f.path.as_str()))
+    {
+        *rows.entry(file.date).or_default() += file.rows;
+    }
+    rows
 }
 
 fn place(
@@ -237,6 +263,7 @@ fn place(
     folder: &InTable,
     generation: &str,
     written: &[WrittenFile],
+    mut rows_by_date: BTreeMap<crate::contract::Date, u64>,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Vec<AddFile>> {
     failpoint::hit("after_stage");
@@ -250,7 +277,6 @@ fn place(
         .collect();
     delta_pending::record(config, &pending)?;
     let mut added = Vec::with_capacity(written.len());
-    let mut rows_by_date: BTreeMap<crate::contract::Date, u64> = BTreeMap::new();
     for (file, path) in written.iter().zip(named) {
         progress(Progress::Swapping { date: file.date });
         table.move_file(&format!("{}{}", folder.relative, file.path), &path)?;
@@ -295,7 +321,7 @@ pub fn publish(
     let staging = staging_dir(config);
     let (uploaded, carried) =
         match write_in_table(config, engine, plan, found, &generation, progress) {
-            Some(written) => (written?, BTreeMap::new()),
+            Some(written) => written?,
             None => upload_staged(config, engine, plan, found, &generation, &staging, progress)?,
         };
     let paths: Vec<String> = uploaded.iter().map(|f| f.path.clone()).collect();
