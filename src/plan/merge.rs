@@ -8,7 +8,9 @@
 //! nothing. Moves only go forward in time (a winner must be newer), so swapping dates
 //! newest first puts a moved key on its new date before it leaves the old one.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::rank::{Event, Precedence};
 use crate::contract::{Date, Record, Schema, Value};
@@ -173,81 +175,83 @@ pub fn merge(winners: &[Event], published: &PublishedRows, schema: &Schema) -> M
             })
             .collect(),
     };
-    merge_files(winners, &files, schema, u64::MAX)
+    merge_files(winners, files, schema, u64::MAX)
 }
+
+/// A published row a merge meets: its date, and its file and row there.
+type Place = (Date, usize, usize);
 
 /// Merges `winners` into the `published` files: a read file that loses or gains a row is
 /// rewritten, split into files of at most `target_file_rows` rows; every other file is
 /// kept. A new key goes to the file whose key range it falls in, or past the last one.
+/// The read rows move into the rewritten files: none is copied.
 pub fn merge_files(
     winners: &[Event],
-    published: &PublishedFiles,
+    mut published: PublishedFiles,
     schema: &Schema,
     target_file_rows: u64,
 ) -> Merged {
     let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
-    // Where each published key lives, and its row. A crash between two swaps can leave a
-    // moved key on two dates; the batch that moved it repairs that on its rerun.
-    let mut live: HashMap<&Value, Vec<(Date, &Record)>> = HashMap::new();
-    for (date, files) in &published.by_date {
-        for row in files.iter().filter_map(|f| f.read.as_ref()).flatten() {
-            live.entry(&row[schema.key]).or_default().push((*date, row));
-        }
-    }
     let mut merged = Merged::default();
-    let mut dropped: HashSet<(Value, Date)> = HashSet::new(); // (key, date it leaves)
+    // The published rows of the winners' keys (no other row is looked up), by place.
+    let mut gone: FxHashSet<Place> = FxHashSet::default();
     let mut incoming: BTreeMap<Date, Vec<Event>> = BTreeMap::new();
-    for winner in winners {
-        let Some(date) = date_of(&winner.record) else {
-            continue;
-        };
-        let key = &winner.record[schema.key];
-        let copies = live.get(key).map(Vec::as_slice).unwrap_or_default();
-        // The published row is the best copy; any other copy is crash residue.
-        let Some(&(old_date, row)) = copies
-            .iter()
-            .max_by_key(|(d, r)| (Precedence::of(r, schema), *d))
-        else {
-            entry(&mut merged, published, date).inserted += 1;
+    {
+        let live = live_rows(winners, &published, schema);
+        for winner in winners {
+            let Some(date) = date_of(&winner.record) else {
+                continue;
+            };
+            let key = &winner.record[schema.key];
+            let copies = live.get(key).map(Vec::as_slice).unwrap_or_default();
+            // The published row is the best copy; any other copy is crash residue. A crash
+            // between two swaps can leave a moved key on two dates; the batch that moved
+            // it repairs that on its rerun.
+            let Some(&(old, row)) = copies
+                .iter()
+                .max_by_key(|((d, _, _), r)| (Precedence::of(r, schema), *d))
+            else {
+                entry(&mut merged, &published, date).inserted += 1;
+                incoming.entry(date).or_default().push(winner.clone());
+                continue;
+            };
+            let old_date = old.0;
+            for (extra, _) in copies.iter().filter(|((d, _, _), _)| *d != old_date) {
+                gone.insert(*extra);
+                entry(&mut merged, &published, extra.0).moved_out += 1;
+            }
+            let outcome = Outcome::decide(&winner.record, date, Some((old_date, row)), schema);
+            if outcome == Outcome::Stale {
+                merged.stale += 1;
+                continue;
+            }
+            if !outcome.replaces() {
+                continue;
+            }
+            if Precedence::of(&winner.record, schema) == Precedence::of(row, schema) {
+                merged.ties_by_arrival += 1;
+            }
+            // Every copy on the date it leaves: the row, and any duplicate beside it.
+            for (place, _) in copies.iter().filter(|((d, _, _), _)| *d == old_date) {
+                gone.insert(*place);
+            }
+            if outcome == Outcome::Update {
+                entry(&mut merged, &published, date).updated += 1;
+            } else {
+                entry(&mut merged, &published, old_date).moved_out += 1;
+                entry(&mut merged, &published, date).moved_in += 1;
+            }
             incoming.entry(date).or_default().push(winner.clone());
-            continue;
-        };
-        for (extra, _) in copies.iter().filter(|(d, _)| *d != old_date) {
-            dropped.insert((key.clone(), *extra));
-            entry(&mut merged, published, *extra).moved_out += 1;
         }
-        let outcome = Outcome::decide(&winner.record, date, Some((old_date, row)), schema);
-        if outcome == Outcome::Stale {
-            merged.stale += 1;
-            continue;
-        }
-        if !outcome.replaces() {
-            continue;
-        }
-        if Precedence::of(&winner.record, schema) == Precedence::of(row, schema) {
-            merged.ties_by_arrival += 1;
-        }
-        dropped.insert((key.clone(), old_date));
-        if outcome == Outcome::Update {
-            entry(&mut merged, published, date).updated += 1;
-        } else {
-            entry(&mut merged, published, old_date).moved_out += 1;
-            entry(&mut merged, published, date).moved_in += 1;
-        }
-        incoming.entry(date).or_default().push(winner.clone());
     }
     for (date, plan) in merged.dates.iter_mut() {
-        let files = published
-            .by_date
-            .get(date)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let mut files = published.by_date.remove(date).unwrap_or_default();
         let arriving = incoming.remove(date).unwrap_or_default();
         lay_out(
             plan,
-            files,
+            &mut files,
             arriving,
-            |row| dropped.contains(&(row[schema.key].clone(), *date)),
+            |file, row| gone.contains(&(*date, file, row)),
             schema,
             target_file_rows,
         );
@@ -255,13 +259,37 @@ pub fn merge_files(
     merged
 }
 
-/// Lays the date's rows out in files: each read file keeps its rows but those `gone`,
-/// takes the `arriving` rows of its key range, and is rewritten if either changed it.
+/// Where each of the winners' keys is published, and its row: every copy in a read file.
+fn live_rows<'p>(
+    winners: &[Event],
+    published: &'p PublishedFiles,
+    schema: &Schema,
+) -> FxHashMap<&'p Value, Vec<(Place, &'p Record)>> {
+    let keys: FxHashSet<&Value> = winners.iter().map(|w| &w.record[schema.key]).collect();
+    let mut live: FxHashMap<&Value, Vec<(Place, &Record)>> = FxHashMap::default();
+    for (date, files) in &published.by_date {
+        for (at, file) in files.iter().enumerate() {
+            for (row, record) in file.read.iter().flatten().enumerate() {
+                let key = &record[schema.key];
+                if keys.contains(key) {
+                    live.entry(key)
+                        .or_default()
+                        .push(((*date, at, row), record));
+                }
+            }
+        }
+    }
+    live
+}
+
+/// Lays the date's rows out in files: each read file keeps its rows but those `gone`
+/// (by file and row), takes the `arriving` rows of its key range, and is rewritten if
+/// either changed it. The kept rows move out of `files`, which keep their footers.
 fn lay_out(
     plan: &mut MergedDate,
-    files: &[PublishedFile],
+    files: &mut [PublishedFile],
     arriving: Vec<Event>,
-    gone: impl Fn(&Record) -> bool,
+    gone: impl Fn(usize, usize) -> bool,
     schema: &Schema,
     target_file_rows: u64,
 ) {
@@ -270,16 +298,17 @@ fn lay_out(
     let mut buckets: Vec<Vec<Event>> = vec![Vec::new(); files.len() + 1];
     let mut changed = vec![false; files.len() + 1];
     let mut removed = 0u64;
-    for (i, file) in files.iter().enumerate() {
+    for (i, file) in files.iter_mut().enumerate() {
         plan.files_read += u64::from(file.read.is_some());
-        for row in file.read.iter().flatten() {
-            if gone(row) {
+        let rows = file.read.as_mut().map(std::mem::take).unwrap_or_default();
+        for (at, row) in rows.into_iter().enumerate() {
+            if gone(i, at) {
                 changed[i] = true;
                 removed += 1;
             } else {
                 buckets[i].push(Event {
                     line: 0,
-                    record: row.clone(),
+                    record: row,
                 });
             }
         }

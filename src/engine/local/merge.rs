@@ -72,7 +72,7 @@ pub(super) fn merge_batch(
     }
     Ok(plan::merge::merge_files(
         &winners,
-        &published,
+        published,
         schema,
         config.target_file_rows,
     ))
