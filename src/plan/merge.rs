@@ -25,7 +25,7 @@ pub struct PublishedRows {
 
 /// One published file a merge meets, as its footer describes it (CONTRACT.md §10.5).
 #[derive(Clone, Debug, Default)]
-pub struct PublishedFile {
+pub struct PublishedFile<R = Vec<Record>> {
     /// Relative to the publish root.
     pub path: String,
     pub rows: u64,
@@ -34,13 +34,48 @@ pub struct PublishedFile {
     pub max: Option<Value>,
     /// Its rows, when the batch read it: it may hold one of the batch's keys, or a new
     /// key of its date falls in its range.
-    pub read: Option<Vec<Record>>,
+    pub read: Option<R>,
 }
 
 /// The published files of the dates a merge meets, each date's in key order.
 #[derive(Clone, Debug, Default)]
-pub struct PublishedFiles {
-    pub by_date: BTreeMap<Date, Vec<PublishedFile>>,
+pub struct PublishedFiles<R = Vec<Record>> {
+    pub by_date: BTreeMap<Date, Vec<PublishedFile<R>>>,
+}
+
+/// The rows of a file a merge read, in the file's order: `Vec<Record>`, or the local
+/// engine's rows kept encoded, so that no row but those of the batch's keys becomes a
+/// record.
+pub trait ReadRows {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Row `row`'s key.
+    fn key(&self, row: usize, schema: &Schema) -> Value;
+    /// Row `row` whole.
+    fn record(&self, row: usize, schema: &Schema) -> Record;
+}
+
+impl ReadRows for Vec<Record> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn key(&self, row: usize, schema: &Schema) -> Value {
+        self[row][schema.key].clone()
+    }
+
+    fn record(&self, row: usize, _schema: &Schema) -> Record {
+        self[row].clone()
+    }
+}
+
+/// A row of a file a merge writes: row `row` of the date's read file `file`, or a winner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Row {
+    Read { file: usize, row: usize },
+    Winner(Event),
 }
 
 /// One file of a date after a merge.
@@ -52,9 +87,9 @@ pub enum FileOut {
     Written(std::ops::Range<usize>),
 }
 
-/// One date a merge rewrites.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MergedDate {
+/// One date a merge rewrites; its rows are events, or [`Row`]s from [`merge_read`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedDate<T = Event> {
     pub rows_before: u64,
     pub inserted: u64,
     pub updated: u64,
@@ -67,16 +102,16 @@ pub struct MergedDate {
     pub files_rewritten: u64,
     /// The rows of the files written, sorted by key (the whole new partition when every
     /// file of the date is rewritten).
-    pub rows: Vec<Event>,
+    pub rows: Vec<T>,
     /// The date's files after the merge, in key order.
     pub files: Vec<FileOut>,
 }
 
 /// What a batch does to the published dataset.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Merged {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged<T = Event> {
     /// Only the dates that gain, change or lose a row.
-    pub dates: BTreeMap<Date, MergedDate>,
+    pub dates: BTreeMap<Date, MergedDate<T>>,
     /// Winners older than the published row of their key.
     pub stale: u64,
     /// Winners that tie the published row on instant and tiebreak (the batch wins).
@@ -191,65 +226,164 @@ pub fn merge_files(
     schema: &Schema,
     target_file_rows: u64,
 ) -> Merged {
-    let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
-    let mut merged = Merged::default();
-    // The published rows of the winners' keys (no other row is looked up), by place.
-    let mut gone: FxHashSet<Place> = FxHashSet::default();
-    let mut incoming: BTreeMap<Date, Vec<Event>> = BTreeMap::new();
-    {
-        let live = live_rows(winners, &published, schema);
-        for winner in winners {
-            let Some(date) = date_of(&winner.record) else {
-                continue;
-            };
-            let key = &winner.record[schema.key];
-            let copies = live.get(key).map(Vec::as_slice).unwrap_or_default();
-            // The published row is the best copy; any other copy is crash residue. A crash
-            // between two swaps can leave a moved key on two dates; the batch that moved
-            // it repairs that on its rerun.
-            let Some(&(old, row)) = copies
-                .iter()
-                .max_by_key(|((d, _, _), r)| (Precedence::of(r, schema), *d))
-            else {
-                entry(&mut merged, &published, date).inserted += 1;
-                incoming.entry(date).or_default().push(winner.clone());
-                continue;
-            };
-            let old_date = old.0;
-            for (extra, _) in copies.iter().filter(|((d, _, _), _)| *d != old_date) {
-                gone.insert(*extra);
-                entry(&mut merged, &published, extra.0).moved_out += 1;
-            }
-            let outcome = Outcome::decide(&winner.record, date, Some((old_date, row)), schema);
-            if outcome == Outcome::Stale {
-                merged.stale += 1;
-                continue;
-            }
-            if !outcome.replaces() {
-                continue;
-            }
-            if Precedence::of(&winner.record, schema) == Precedence::of(row, schema) {
-                merged.ties_by_arrival += 1;
-            }
-            // Every copy on the date it leaves: the row, and any duplicate beside it.
-            for (place, _) in copies.iter().filter(|((d, _, _), _)| *d == old_date) {
-                gone.insert(*place);
-            }
-            if outcome == Outcome::Update {
-                entry(&mut merged, &published, date).updated += 1;
-            } else {
-                entry(&mut merged, &published, old_date).moved_out += 1;
-                entry(&mut merged, &published, date).moved_in += 1;
-            }
-            incoming.entry(date).or_default().push(winner.clone());
+    let merged = merge_read(winners, &published, schema, target_file_rows);
+    let dates = merged
+        .dates
+        .into_iter()
+        .map(|(date, plan)| {
+            let mut files = published.by_date.remove(&date).unwrap_or_default();
+            let (plan, rows) = plan.with_rows(Vec::<Event>::new());
+            let rows = rows
+                .into_iter()
+                .map(|row| match row {
+                    Row::Winner(event) => event,
+                    Row::Read { file, row } => Event {
+                        line: 0,
+                        record: files[file]
+                            .read
+                            .as_mut()
+                            .map(|rows| std::mem::take(&mut rows[row]))
+                            .unwrap_or_default(),
+                    },
+                })
+                .collect();
+            (date, plan.with_rows(rows).0)
+        })
+        .collect();
+    Merged {
+        dates,
+        stale: merged.stale,
+        ties_by_arrival: merged.ties_by_arrival,
+    }
+}
+
+impl<T> Default for MergedDate<T> {
+    fn default() -> Self {
+        MergedDate {
+            rows_before: 0,
+            inserted: 0,
+            updated: 0,
+            moved_in: 0,
+            moved_out: 0,
+            rows_after: 0,
+            files_read: 0,
+            files_rewritten: 0,
+            rows: Vec::new(),
+            files: Vec::new(),
         }
     }
+}
+
+impl<T> Default for Merged<T> {
+    fn default() -> Self {
+        Merged {
+            dates: BTreeMap::new(),
+            stale: 0,
+            ties_by_arrival: 0,
+        }
+    }
+}
+
+impl<T> MergedDate<T> {
+    /// The same date with `rows` for its rows, and the rows it had.
+    pub fn with_rows<U>(self, rows: Vec<U>) -> (MergedDate<U>, Vec<T>) {
+        let MergedDate {
+            rows_before,
+            inserted,
+            updated,
+            moved_in,
+            moved_out,
+            rows_after,
+            files_read,
+            files_rewritten,
+            rows: had,
+            files,
+        } = self;
+        let date = MergedDate {
+            rows_before,
+            inserted,
+            updated,
+            moved_in,
+            moved_out,
+            rows_after,
+            files_read,
+            files_rewritten,
+            rows,
+            files,
+        };
+        (date, had)
+    }
+}
+
+/// [`merge_files`] over read rows of any kind, each written row named by its place
+/// ([`Row`]): only the rows of the winners' keys become records.
+pub fn merge_read<R: ReadRows>(
+    winners: &[Event],
+    published: &PublishedFiles<R>,
+    schema: &Schema,
+    target_file_rows: u64,
+) -> Merged<Row> {
+    let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
+    let mut merged = Merged::default();
+    // The published rows of the winners' keys (no other row becomes a record), by place.
+    let live = live_rows(winners, published, schema);
+    let mut gone: FxHashSet<Place> = FxHashSet::default();
+    let mut incoming: BTreeMap<Date, Vec<Event>> = BTreeMap::new();
+    for winner in winners {
+        let Some(date) = date_of(&winner.record) else {
+            continue;
+        };
+        let key = &winner.record[schema.key];
+        let copies = live.get(key).map(Vec::as_slice).unwrap_or_default();
+        // The published row is the best copy; any other copy is crash residue. A crash
+        // between two swaps can leave a moved key on two dates; the batch that moved it
+        // repairs that on its rerun.
+        let Some((old, row)) = copies
+            .iter()
+            .max_by_key(|((d, _, _), r)| (Precedence::of(r, schema), *d))
+        else {
+            entry(&mut merged, published, date).inserted += 1;
+            incoming.entry(date).or_default().push(winner.clone());
+            continue;
+        };
+        let old_date = old.0;
+        for (extra, _) in copies.iter().filter(|((d, _, _), _)| *d != old_date) {
+            gone.insert(*extra);
+            entry(&mut merged, published, extra.0).moved_out += 1;
+        }
+        let outcome = Outcome::decide(&winner.record, date, Some((old_date, row)), schema);
+        if outcome == Outcome::Stale {
+            merged.stale += 1;
+            continue;
+        }
+        if !outcome.replaces() {
+            continue;
+        }
+        if Precedence::of(&winner.record, schema) == Precedence::of(row, schema) {
+            merged.ties_by_arrival += 1;
+        }
+        // Every copy on the date it leaves: the row, and any duplicate beside it.
+        for (place, _) in copies.iter().filter(|((d, _, _), _)| *d == old_date) {
+            gone.insert(*place);
+        }
+        if outcome == Outcome::Update {
+            entry(&mut merged, published, date).updated += 1;
+        } else {
+            entry(&mut merged, published, old_date).moved_out += 1;
+            entry(&mut merged, published, date).moved_in += 1;
+        }
+        incoming.entry(date).or_default().push(winner.clone());
+    }
     for (date, plan) in merged.dates.iter_mut() {
-        let mut files = published.by_date.remove(date).unwrap_or_default();
+        let files = published
+            .by_date
+            .get(date)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let arriving = incoming.remove(date).unwrap_or_default();
         lay_out(
             plan,
-            &mut files,
+            files,
             arriving,
             |file, row| gone.contains(&(*date, file, row)),
             schema,
@@ -260,18 +394,20 @@ pub fn merge_files(
 }
 
 /// Where each of the winners' keys is published, and its row: every copy in a read file.
-fn live_rows<'p>(
+fn live_rows<R: ReadRows>(
     winners: &[Event],
-    published: &'p PublishedFiles,
+    published: &PublishedFiles<R>,
     schema: &Schema,
-) -> FxHashMap<&'p Value, Vec<(Place, &'p Record)>> {
+) -> FxHashMap<Value, Vec<(Place, Record)>> {
     let keys: FxHashSet<&Value> = winners.iter().map(|w| &w.record[schema.key]).collect();
-    let mut live: FxHashMap<&Value, Vec<(Place, &Record)>> = FxHashMap::default();
+    let mut live: FxHashMap<Value, Vec<(Place, Record)>> = FxHashMap::default();
     for (date, files) in &published.by_date {
         for (at, file) in files.iter().enumerate() {
-            for (row, record) in file.read.iter().flatten().enumerate() {
-                let key = &record[schema.key];
-                if keys.contains(key) {
+            let Some(read) = &file.read else { continue };
+            for row in 0..read.len() {
+                let key = read.key(row, schema);
+                if keys.contains(&key) {
+                    let record = read.record(row, schema);
                     live.entry(key)
                         .or_default()
                         .push(((*date, at, row), record));
@@ -284,10 +420,10 @@ fn live_rows<'p>(
 
 /// Lays the date's rows out in files: each read file keeps its rows but those `gone`
 /// (by file and row), takes the `arriving` rows of its key range, and is rewritten if
-/// either changed it. The kept rows move out of `files`, which keep their footers.
-fn lay_out(
-    plan: &mut MergedDate,
-    files: &mut [PublishedFile],
+/// either changed it.
+fn lay_out<R: ReadRows>(
+    plan: &mut MergedDate<Row>,
+    files: &[PublishedFile<R>],
     arriving: Vec<Event>,
     gone: impl Fn(usize, usize) -> bool,
     schema: &Schema,
@@ -295,21 +431,18 @@ fn lay_out(
 ) {
     let key = |r: &Record| r[schema.key].clone();
     // One bucket per file, and one past them for keys no file's range takes.
-    let mut buckets: Vec<Vec<Event>> = vec![Vec::new(); files.len() + 1];
+    let mut buckets: Vec<Vec<(Value, Row)>> = vec![Vec::new(); files.len() + 1];
     let mut changed = vec![false; files.len() + 1];
     let mut removed = 0u64;
-    for (i, file) in files.iter_mut().enumerate() {
+    for (i, file) in files.iter().enumerate() {
         plan.files_read += u64::from(file.read.is_some());
-        let rows = file.read.as_mut().map(std::mem::take).unwrap_or_default();
-        for (at, row) in rows.into_iter().enumerate() {
-            if gone(i, at) {
+        let Some(read) = &file.read else { continue };
+        for row in 0..read.len() {
+            if gone(i, row) {
                 changed[i] = true;
                 removed += 1;
             } else {
-                buckets[i].push(Event {
-                    line: 0,
-                    record: row,
-                });
+                buckets[i].push((read.key(row, schema), Row::Read { file: i, row }));
             }
         }
     }
@@ -317,7 +450,7 @@ fn lay_out(
     for event in arriving {
         let at = target(files, &key(&event.record), target_file_rows);
         changed[at] = true;
-        buckets[at].push(event);
+        buckets[at].push((key(&event.record), Row::Winner(event)));
     }
     plan.rows_after = plan.rows_before + arrived - removed;
     for (i, mut bucket) in buckets.into_iter().enumerate() {
@@ -328,13 +461,13 @@ fn lay_out(
             continue;
         }
         plan.files_rewritten += u64::from(i < files.len());
-        bucket.sort_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
+        bucket.sort_by(|a, b| a.0.cmp(&b.0));
         let start = plan.rows.len();
         let pieces = (bucket.len() as u64)
             .div_ceil(target_file_rows.max(1))
             .max(1) as usize;
         let per = bucket.len().div_ceil(pieces).max(1);
-        plan.rows.extend(bucket);
+        plan.rows.extend(bucket.into_iter().map(|(_, row)| row));
         let mut at = start;
         while at < plan.rows.len() {
             let end = (at + per).min(plan.rows.len());
@@ -346,7 +479,7 @@ fn lay_out(
 
 /// The bucket a new `key` of the date joins: [`file_for`] when the batch read that file,
 /// else the bucket past every file.
-fn target(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> usize {
+fn target<R>(files: &[PublishedFile<R>], key: &Value, target_file_rows: u64) -> usize {
     file_for(files, key, target_file_rows)
         .filter(|&i| files[i].read.is_some())
         .unwrap_or(files.len())
@@ -354,7 +487,11 @@ fn target(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> usize 
 
 /// The file (of a date's, in key order) whose key range takes a new `key`: the last
 /// starting at or below it, else the first; `None` past a full last file, or with none.
-pub fn file_for(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> Option<usize> {
+pub fn file_for<R>(
+    files: &[PublishedFile<R>],
+    key: &Value,
+    target_file_rows: u64,
+) -> Option<usize> {
     let at = files
         .iter()
         .rposition(|f| f.min.as_ref().is_none_or(|min| min <= key))
@@ -365,7 +502,11 @@ pub fn file_for(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> 
     (!(at + 1 == files.len() && beyond && full)).then_some(at)
 }
 
-fn entry<'m>(merged: &'m mut Merged, published: &PublishedFiles, date: Date) -> &'m mut MergedDate {
+fn entry<'m, T, R>(
+    merged: &'m mut Merged<T>,
+    published: &PublishedFiles<R>,
+    date: Date,
+) -> &'m mut MergedDate<T> {
     merged.dates.entry(date).or_insert_with(|| MergedDate {
         rows_before: published
             .by_date
