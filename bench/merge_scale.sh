@@ -8,8 +8,9 @@
 #   bench/merge_scale.sh [--sizes "1 8 32"]
 #
 # Env: WHARF_BIN (default target/release/wharf), REPS=3 (batches per table and tool, each
-# on a fresh copy of the table; the median is printed), WORK (default a temporary folder;
-# the tables take ~30 MB a date and format).
+# on a fresh copy of the table; the median is printed), WORK (default a temporary folder,
+# removed at the end; a folder given is kept, and the tables it already holds are reused,
+# so two builds can be measured on the same tables; they take ~30 MB a date and format).
 # One day of events (1M lines, 290k keys, seed 1) is generated once into
 # bench/out/merge_day.jsonl; every date is that day shifted: its calendar dates moved by
 # whole days (local offsets kept, so each event keeps its UTC instant's offset within the
@@ -41,8 +42,13 @@ done
 [[ -x $TIME ]] || { echo "merge_scale.sh: needs GNU time at $TIME" >&2; exit 2; }
 "$PY" -c 'import deltalake' 2>/dev/null || { echo "merge_scale.sh: $PY needs deltalake (tests/proof/delta_readers.sh makes it)" >&2; exit 2; }
 mkdir -p "$OUT"
-WORK=${WORK:-$(mktemp -d)}
-trap 'rm -rf "$WORK"' EXIT
+if [[ -n ${WORK:-} ]]; then
+  mkdir -p "$WORK"
+  trap 'rm -rf "$WORK/run" "$WORK"/*-base "$WORK/day.jsonl"' EXIT
+else
+  WORK=$(mktemp -d)
+  trap 'rm -rf "$WORK"' EXIT
+fi
 DAY=$OUT/merge_day.jsonl
 [[ -s $DAY ]] || python3 "$BENCH/gen_events.py" --events 1000000 --days 1 --start 2024-03-01 --seed 1 --out "$DAY"
 
@@ -80,9 +86,15 @@ land() { # $1 = table folder, $2 = input
   "$WHARF" run "$2" --config "$1/wharf.toml" >/dev/null
 }
 
-# Builds, for each format, one table per size: dates 0..S-2 whole, date S-1 less the batch.
-max=0; for s in "${sizes[@]}"; do ((s > max)) && max=$s; done
-for format in hive delta; do
+# Builds, for each format, one table per size: dates 0..S-2 whole, date S-1 less the batch
+# (unless WORK already holds them all).
+max=0; built=1
+for s in "${sizes[@]}"; do
+  ((s > max)) && max=$s
+  [[ -e $WORK/hive-$s/.built && -e $WORK/delta-$s/.built ]] || built=0
+done
+((built)) && echo "merge_scale.sh: reusing the tables in $WORK" >&2
+((built)) || for format in hive delta; do
   base=$WORK/$format-base
   mkdir -p "$base/inbox"; config "$base" "$format" replace
   for ((d = 0; d < max; d++)); do
@@ -96,6 +108,7 @@ for format in hive delta; do
       land "$table" "$table/newest.jsonl"
       rm "$table/newest.jsonl"
       config "$table" "$format" merge
+      touch "$table/.built"
       echo "merge_scale.sh: $format table of $s dates built" >&2
     done
     ((d + 1 < max)) && land "$base" "$WORK/day.jsonl"

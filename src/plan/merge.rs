@@ -8,7 +8,9 @@
 //! nothing. Moves only go forward in time (a winner must be newer), so swapping dates
 //! newest first puts a moved key on its new date before it leaves the old one.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::rank::{Event, Precedence};
 use super::split::Split;
@@ -24,7 +26,7 @@ pub struct PublishedRows {
 
 /// One published file a merge meets, as its footer describes it (CONTRACT.md §10.5).
 #[derive(Clone, Debug, Default)]
-pub struct PublishedFile {
+pub struct PublishedFile<R = Vec<Record>> {
     /// Relative to the publish root.
     pub path: String,
     pub rows: u64,
@@ -33,13 +35,61 @@ pub struct PublishedFile {
     pub max: Option<Value>,
     /// Its rows, when the batch read it: it may hold one of the batch's keys, or a new
     /// key of its date falls in its range.
-    pub read: Option<Vec<Record>>,
+    pub read: Option<R>,
+}
+
+impl<R> PublishedFile<R> {
+    /// The same file as its footer describes it, its rows not read (of any row type).
+    pub fn unread<T>(file: PublishedFile<T>) -> PublishedFile<R> {
+        PublishedFile {
+            path: file.path,
+            rows: file.rows,
+            min: file.min,
+            max: file.max,
+            read: None,
+        }
+    }
 }
 
 /// The published files of the dates a merge meets, each date's in key order.
 #[derive(Clone, Debug, Default)]
-pub struct PublishedFiles {
-    pub by_date: BTreeMap<Date, Vec<PublishedFile>>,
+pub struct PublishedFiles<R = Vec<Record>> {
+    pub by_date: BTreeMap<Date, Vec<PublishedFile<R>>>,
+}
+
+/// The rows of a file a merge read, in the file's order: `Vec<Record>`, or the local
+/// engine's rows kept encoded, so that no row but those of the batch's keys becomes a
+/// record.
+pub trait ReadRows {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Row `row`'s key.
+    fn key(&self, row: usize, schema: &Schema) -> Value;
+    /// Row `row` whole.
+    fn record(&self, row: usize, schema: &Schema) -> Record;
+}
+
+impl ReadRows for Vec<Record> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn key(&self, row: usize, schema: &Schema) -> Value {
+        self[row][schema.key].clone()
+    }
+
+    fn record(&self, row: usize, _schema: &Schema) -> Record {
+        self[row].clone()
+    }
+}
+
+/// A row of a file a merge writes: row `row` of the date's read file `file`, or a winner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Row {
+    Read { file: usize, row: usize },
+    Winner(Event),
 }
 
 /// One file of a date after a merge.
@@ -51,9 +101,9 @@ pub enum FileOut {
     Written(std::ops::Range<usize>),
 }
 
-/// One date a merge rewrites.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MergedDate {
+/// One date a merge rewrites; its rows are events, or [`Row`]s from [`merge_read`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedDate<T = Event> {
     pub rows_before: u64,
     pub inserted: u64,
     pub updated: u64,
@@ -66,16 +116,16 @@ pub struct MergedDate {
     pub files_rewritten: u64,
     /// The rows of the files written, sorted by key (the whole new partition when every
     /// file of the date is rewritten).
-    pub rows: Vec<Event>,
+    pub rows: Vec<T>,
     /// The date's files after the merge, in key order.
     pub files: Vec<FileOut>,
 }
 
 /// What a batch does to the published dataset.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Merged {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged<T = Event> {
     /// Only the dates that gain, change or lose a row.
-    pub dates: BTreeMap<Date, MergedDate>,
+    pub dates: BTreeMap<Date, MergedDate<T>>,
     /// Winners older than the published row of their key.
     pub stale: u64,
     /// Winners that tie the published row on instant and tiebreak (the batch wins).
@@ -174,29 +224,124 @@ pub fn merge(winners: &[Event], published: &PublishedRows, schema: &Schema) -> M
             })
             .collect(),
     };
-    merge_files(winners, &files, schema, u64::MAX)
+    merge_files(winners, files, schema, u64::MAX)
 }
+
+/// A published row a merge meets: its date, and its file and row there.
+type Place = (Date, usize, usize);
 
 /// Merges `winners` into the `published` files: a read file that loses or gains a row is
 /// rewritten, split into files of at most `target_file_rows` rows; every other file is
 /// kept. A new key goes to the file whose key range it falls in, or past the last one.
+/// The read rows move into the rewritten files: none is copied.
 pub fn merge_files(
     winners: &[Event],
-    published: &PublishedFiles,
+    mut published: PublishedFiles,
     schema: &Schema,
     target_file_rows: u64,
 ) -> Merged {
-    let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
-    // Where each published key lives, and its row. A crash between two swaps can leave a
-    // moved key on two dates; the batch that moved it repairs that on its rerun.
-    let mut live: HashMap<&Value, Vec<(Date, &Record)>> = HashMap::new();
-    for (date, files) in &published.by_date {
-        for row in files.iter().filter_map(|f| f.read.as_ref()).flatten() {
-            live.entry(&row[schema.key]).or_default().push((*date, row));
+    let merged = merge_read(winners, &published, schema, target_file_rows);
+    let dates = merged
+        .dates
+        .into_iter()
+        .map(|(date, plan)| {
+            let mut files = published.by_date.remove(&date).unwrap_or_default();
+            let (plan, rows) = plan.with_rows(Vec::<Event>::new());
+            let rows = rows
+                .into_iter()
+                .map(|row| match row {
+                    Row::Winner(event) => event,
+                    Row::Read { file, row } => Event {
+                        line: 0,
+                        record: files[file]
+                            .read
+                            .as_mut()
+                            .map(|rows| std::mem::take(&mut rows[row]))
+                            .unwrap_or_default(),
+                    },
+                })
+                .collect();
+            (date, plan.with_rows(rows).0)
+        })
+        .collect();
+    Merged {
+        dates,
+        stale: merged.stale,
+        ties_by_arrival: merged.ties_by_arrival,
+    }
+}
+
+impl<T> Default for MergedDate<T> {
+    fn default() -> Self {
+        MergedDate {
+            rows_before: 0,
+            inserted: 0,
+            updated: 0,
+            moved_in: 0,
+            moved_out: 0,
+            rows_after: 0,
+            files_read: 0,
+            files_rewritten: 0,
+            rows: Vec::new(),
+            files: Vec::new(),
         }
     }
+}
+
+impl<T> Default for Merged<T> {
+    fn default() -> Self {
+        Merged {
+            dates: BTreeMap::new(),
+            stale: 0,
+            ties_by_arrival: 0,
+        }
+    }
+}
+
+impl<T> MergedDate<T> {
+    /// The same date with `rows` for its rows, and the rows it had.
+    pub fn with_rows<U>(self, rows: Vec<U>) -> (MergedDate<U>, Vec<T>) {
+        let MergedDate {
+            rows_before,
+            inserted,
+            updated,
+            moved_in,
+            moved_out,
+            rows_after,
+            files_read,
+            files_rewritten,
+            rows: had,
+            files,
+        } = self;
+        let date = MergedDate {
+            rows_before,
+            inserted,
+            updated,
+            moved_in,
+            moved_out,
+            rows_after,
+            files_read,
+            files_rewritten,
+            rows,
+            files,
+        };
+        (date, had)
+    }
+}
+
+/// [`merge_files`] over read rows of any kind, each written row named by its place
+/// ([`Row`]): only the rows of the winners' keys become records.
+pub fn merge_read<R: ReadRows>(
+    winners: &[Event],
+    published: &PublishedFiles<R>,
+    schema: &Schema,
+    target_file_rows: u64,
+) -> Merged<Row> {
+    let date_of = |record: &Record| record[schema.date_of].instant().map(|i| i.utc_date());
     let mut merged = Merged::default();
-    let mut dropped: HashSet<(Value, Date)> = HashSet::new(); // (key, date it leaves)
+    // The published rows of the winners' keys (no other row becomes a record), by place.
+    let live = live_rows(winners, published, schema);
+    let mut gone: FxHashSet<Place> = FxHashSet::default();
     let mut incoming: BTreeMap<Date, Vec<Event>> = BTreeMap::new();
     for winner in winners {
         let Some(date) = date_of(&winner.record) else {
@@ -204,18 +349,21 @@ pub fn merge_files(
         };
         let key = &winner.record[schema.key];
         let copies = live.get(key).map(Vec::as_slice).unwrap_or_default();
-        // The published row is the best copy; any other copy is crash residue.
-        let Some(&(old_date, row)) = copies
+        // The published row is the best copy; any other copy is crash residue. A crash
+        // between two swaps can leave a moved key on two dates; the batch that moved it
+        // repairs that on its rerun.
+        let Some((old, row)) = copies
             .iter()
-            .max_by_key(|(d, r)| (Precedence::of(r, schema), *d))
+            .max_by_key(|((d, _, _), r)| (Precedence::of(r, schema), *d))
         else {
             entry(&mut merged, published, date).inserted += 1;
             incoming.entry(date).or_default().push(winner.clone());
             continue;
         };
-        for (extra, _) in copies.iter().filter(|(d, _)| *d != old_date) {
-            dropped.insert((key.clone(), *extra));
-            entry(&mut merged, published, *extra).moved_out += 1;
+        let old_date = old.0;
+        for (extra, _) in copies.iter().filter(|((d, _, _), _)| *d != old_date) {
+            gone.insert(*extra);
+            entry(&mut merged, published, extra.0).moved_out += 1;
         }
         let outcome = Outcome::decide(&winner.record, date, Some((old_date, row)), schema);
         if outcome == Outcome::Stale {
@@ -228,7 +376,10 @@ pub fn merge_files(
         if Precedence::of(&winner.record, schema) == Precedence::of(row, schema) {
             merged.ties_by_arrival += 1;
         }
-        dropped.insert((key.clone(), old_date));
+        // Every copy on the date it leaves: the row, and any duplicate beside it.
+        for (place, _) in copies.iter().filter(|((d, _, _), _)| *d == old_date) {
+            gone.insert(*place);
+        }
         if outcome == Outcome::Update {
             entry(&mut merged, published, date).updated += 1;
         } else {
@@ -248,7 +399,7 @@ pub fn merge_files(
             plan,
             files,
             arriving,
-            |row| dropped.contains(&(row[schema.key].clone(), *date)),
+            |file, row| gone.contains(&(*date, file, row)),
             schema,
             target_file_rows,
         );
@@ -256,32 +407,56 @@ pub fn merge_files(
     merged
 }
 
-/// Lays the date's rows out in files: each read file keeps its rows but those `gone`,
-/// takes the `arriving` rows of its key range, and is rewritten if either changed it.
-fn lay_out(
-    plan: &mut MergedDate,
-    files: &[PublishedFile],
+/// Where each of the winners' keys is published, and its row: every copy in a read file.
+fn live_rows<R: ReadRows>(
+    winners: &[Event],
+    published: &PublishedFiles<R>,
+    schema: &Schema,
+) -> FxHashMap<Value, Vec<(Place, Record)>> {
+    let keys: FxHashSet<&Value> = winners.iter().map(|w| &w.record[schema.key]).collect();
+    let mut live: FxHashMap<Value, Vec<(Place, Record)>> = FxHashMap::default();
+    for (date, files) in &published.by_date {
+        for (at, file) in files.iter().enumerate() {
+            let Some(read) = &file.read else { continue };
+            for row in 0..read.len() {
+                let key = read.key(row, schema);
+                if keys.contains(&key) {
+                    let record = read.record(row, schema);
+                    live.entry(key)
+                        .or_default()
+                        .push(((*date, at, row), record));
+                }
+            }
+        }
+    }
+    live
+}
+
+/// Lays the date's rows out in files: each read file keeps its rows but those `gone`
+/// (by file and row), takes the `arriving` rows of its key range, and is rewritten if
+/// either changed it.
+fn lay_out<R: ReadRows>(
+    plan: &mut MergedDate<Row>,
+    files: &[PublishedFile<R>],
     arriving: Vec<Event>,
-    gone: impl Fn(&Record) -> bool,
+    gone: impl Fn(usize, usize) -> bool,
     schema: &Schema,
     target_file_rows: u64,
 ) {
     let key = |r: &Record| r[schema.key].clone();
     // One bucket per file, and one past them for keys no file's range takes.
-    let mut buckets: Vec<Vec<Event>> = vec![Vec::new(); files.len() + 1];
+    let mut buckets: Vec<Vec<(Value, Row)>> = vec![Vec::new(); files.len() + 1];
     let mut changed = vec![false; files.len() + 1];
     let mut removed = 0u64;
     for (i, file) in files.iter().enumerate() {
         plan.files_read += u64::from(file.read.is_some());
-        for row in file.read.iter().flatten() {
-            if gone(row) {
+        let Some(read) = &file.read else { continue };
+        for row in 0..read.len() {
+            if gone(i, row) {
                 changed[i] = true;
                 removed += 1;
             } else {
-                buckets[i].push(Event {
-                    line: 0,
-                    record: row.clone(),
-                });
+                buckets[i].push((read.key(row, schema), Row::Read { file: i, row }));
             }
         }
     }
@@ -291,7 +466,7 @@ fn lay_out(
             files[i].read.is_some()
         });
         changed[at] = true;
-        buckets[at].push(event);
+        buckets[at].push((key(&event.record), Row::Winner(event)));
     }
     plan.rows_after = plan.rows_before + arrived - removed;
     for (i, mut bucket) in buckets.into_iter().enumerate() {
@@ -302,10 +477,10 @@ fn lay_out(
             continue;
         }
         plan.files_rewritten += u64::from(i < files.len());
-        bucket.sort_by(|a, b| a.record[schema.key].cmp(&b.record[schema.key]));
+        bucket.sort_by(|a, b| a.0.cmp(&b.0));
         let start = plan.rows.len();
         let rows = bucket.len() as u64;
-        plan.rows.extend(bucket);
+        plan.rows.extend(bucket.into_iter().map(|(_, row)| row));
         for range in Split::by_target(rows, target_file_rows).ranges(rows) {
             plan.files
                 .push(FileOut::Written(start + range.start..start + range.end));
@@ -315,8 +490,8 @@ fn lay_out(
 
 /// The bucket a new `key` of the date joins: [`file_for`] when the batch `read` that file,
 /// else the bucket past every file. Bucket `i` below `files.len()` is file `i`'s.
-pub fn bucket(
-    files: &[PublishedFile],
+pub fn bucket<R>(
+    files: &[PublishedFile<R>],
     key: &Value,
     target_file_rows: u64,
     read: impl Fn(usize) -> bool,
@@ -328,7 +503,11 @@ pub fn bucket(
 
 /// The file (of a date's, in key order) whose key range takes a new `key`: the last
 /// starting at or below it, else the first; `None` past a full last file, or with none.
-pub fn file_for(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> Option<usize> {
+pub fn file_for<R>(
+    files: &[PublishedFile<R>],
+    key: &Value,
+    target_file_rows: u64,
+) -> Option<usize> {
     let at = files
         .iter()
         .rposition(|f| f.min.as_ref().is_none_or(|min| min <= key))
@@ -339,7 +518,11 @@ pub fn file_for(files: &[PublishedFile], key: &Value, target_file_rows: u64) -> 
     (!(at + 1 == files.len() && beyond && full)).then_some(at)
 }
 
-fn entry<'m>(merged: &'m mut Merged, published: &PublishedFiles, date: Date) -> &'m mut MergedDate {
+fn entry<'m, T, R>(
+    merged: &'m mut Merged<T>,
+    published: &PublishedFiles<R>,
+    date: Date,
+) -> &'m mut MergedDate<T> {
     merged.dates.entry(date).or_insert_with(|| MergedDate {
         rows_before: published
             .by_date

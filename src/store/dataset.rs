@@ -38,8 +38,13 @@ pub trait Dataset {
     fn footers(&self, date: Date, schema: &Schema) -> Result<Vec<Footer>>;
     /// Whether `footer`'s file may hold one of `keys` (sorted): its bloom filters.
     fn may_hold(&self, footer: &Footer, keys: &[Value]) -> Result<bool>;
+    /// The file `path` (relative to the root) to read: a local file, or its bytes fetched.
+    fn file_source(&self, path: &str) -> Result<super::rows::Source>;
     /// Every row of the file `path` (relative to the root), as records of `schema`.
-    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>>;
+    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
+        // Columns at a time, as the diff reads.
+        super::rows::Rows::of(vec![self.file_source(path)?], schema).collect()
+    }
     /// The rows of the file `path` by UTC hour, as [`Dataset::rows_by_hour`] counts them.
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]>;
 }
@@ -120,10 +125,8 @@ impl Dataset for HiveFolders<'_> {
         footer.may_hold(keys, &mut key_files::fetch_local(&path))
     }
 
-    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
-        // Columns at a time, as the diff reads: a merge reads its files whole.
-        let source = super::rows::Source::Path(self.0.join(path));
-        super::rows::Rows::of(vec![source], schema).collect()
+    fn file_source(&self, path: &str) -> Result<super::rows::Source> {
+        Ok(super::rows::Source::Path(self.0.join(path)))
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {

@@ -62,32 +62,10 @@ impl<'s> Rows<'s> {
     }
 
     fn next_file(&mut self) -> Result<bool> {
-        let corrupt = |path: &Path, e: parquet::errors::ParquetError| Error::CorruptState {
-            path: path.to_owned(),
-            detail: e.to_string(),
+        let Some(source) = self.files.next() else {
+            return Ok(false);
         };
-        let (path, builder) = match self.files.next() {
-            None => return Ok(false),
-            Some(Source::Path(path)) => {
-                let file = std::fs::File::open(&path).map_err(|e| Error::CorruptState {
-                    path: path.clone(),
-                    detail: e.to_string(),
-                })?;
-                let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-                    .map_err(|e| corrupt(&path, e))?
-                    .with_batch_size(BATCH_ROWS)
-                    .build();
-                (path, builder)
-            }
-            Some(Source::Fetched(path, bytes)) => {
-                let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
-                    .map_err(|e| corrupt(&path, e))?
-                    .with_batch_size(BATCH_ROWS)
-                    .build();
-                (path, builder)
-            }
-        };
-        let reader = builder.map_err(|e| corrupt(&path, e))?;
+        let (path, reader) = open(source)?;
         self.columns = reader
             .schema()
             .fields()
@@ -99,31 +77,172 @@ impl<'s> Rows<'s> {
     }
 }
 
+/// A reader of `source`'s batches, and its name for errors.
+fn open(source: Source) -> Result<(PathBuf, ParquetRecordBatchReader)> {
+    let corrupt = |path: &Path, e: parquet::errors::ParquetError| Error::CorruptState {
+        path: path.to_owned(),
+        detail: e.to_string(),
+    };
+    let (path, builder) = match source {
+        Source::Path(path) => {
+            let file = std::fs::File::open(&path).map_err(|e| Error::CorruptState {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+                .map_err(|e| corrupt(&path, e))?
+                .with_batch_size(BATCH_ROWS)
+                .build();
+            (path, builder)
+        }
+        Source::Fetched(path, bytes) => {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .map_err(|e| corrupt(&path, e))?
+                .with_batch_size(BATCH_ROWS)
+                .build();
+            (path, builder)
+        }
+    };
+    let reader = builder.map_err(|e| corrupt(&path, e))?;
+    Ok((path, reader))
+}
+
+/// One file's rows encoded back to back ([`crate::contract::row`]): row `i` is
+/// `bytes[ends[i - 1]..ends[i]]` (from 0 for the first).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Encoded {
+    pub bytes: Vec<u8>,
+    pub ends: Vec<usize>,
+}
+
+/// Every row of `source`, encoded as [`Rows`] would read it then
+/// [`row::push_record`](crate::contract::row::push_record) would encode it, but a column
+/// of a batch at a time and with no record a row: a merge reads a whole file this way.
+pub fn encoded(source: Source, schema: &Schema) -> Result<Encoded> {
+    let (path, reader) = open(source)?;
+    let fields: Vec<Option<usize>> = {
+        let file = reader.schema();
+        schema
+            .fields
+            .iter()
+            .map(|f| file.fields().iter().rposition(|c| c.name() == &f.name))
+            .collect()
+    };
+    let mut out = Encoded::default();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::CorruptState {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+        let columns: Vec<Option<Column<'_>>> = fields
+            .iter()
+            .map(|at| at.map(|at| Column::of(batch.column(at).as_ref())))
+            .collect();
+        for row in 0..batch.num_rows() {
+            for column in &columns {
+                match column {
+                    Some(column) => column.push(row, &mut out.bytes),
+                    None => crate::contract::row::push_null(&mut out.bytes),
+                }
+            }
+            out.ends.push(out.bytes.len());
+        }
+    }
+    Ok(out)
+}
+
+impl Encoded {
+    /// Row `i`'s encoded record.
+    pub fn row(&self, i: usize) -> &[u8] {
+        &self.bytes[self.start(i)..self.ends[i]]
+    }
+
+    /// Where row `i` starts.
+    pub fn start(&self, i: usize) -> usize {
+        if i == 0 { 0 } else { self.ends[i - 1] }
+    }
+}
+
+impl crate::plan::merge::ReadRows for Encoded {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn key(&self, row: usize, schema: &Schema) -> Value {
+        let record = self.row(row);
+        let (start, end) = crate::contract::row::field_range(record, schema.key);
+        crate::contract::row::decode_value(&record[start..end])
+    }
+
+    fn record(&self, row: usize, schema: &Schema) -> Record {
+        crate::contract::row::decode(self.row(row), schema.fields.len())
+    }
+}
+
+/// A batch's column by the type of its values, downcast once a batch; a column of any
+/// other type reads as null.
+enum Column<'b> {
+    Int(&'b Int64Array),
+    Str(&'b StringArray),
+    Ts(&'b TimestampMicrosecondArray),
+    Float(&'b Float64Array),
+    Bool(&'b BooleanArray),
+    Other,
+}
+
+impl<'b> Column<'b> {
+    fn of(array: &'b dyn Array) -> Self {
+        let any = array.as_any();
+        if let Some(ints) = any.downcast_ref::<Int64Array>() {
+            Column::Int(ints)
+        } else if let Some(texts) = any.downcast_ref::<StringArray>() {
+            Column::Str(texts)
+        } else if let Some(us) = any.downcast_ref::<TimestampMicrosecondArray>() {
+            Column::Ts(us)
+        } else if let Some(xs) = any.downcast_ref::<Float64Array>() {
+            Column::Float(xs)
+        } else if let Some(bs) = any.downcast_ref::<BooleanArray>() {
+            Column::Bool(bs)
+        } else {
+            Column::Other
+        }
+    }
+
+    /// Row `row`'s value.
+    fn value(&self, row: usize) -> Value {
+        match self {
+            Column::Int(a) if a.is_valid(row) => Value::Int(a.value(row)),
+            Column::Str(a) if a.is_valid(row) => Value::Str(a.value(row).into()),
+            Column::Ts(a) if a.is_valid(row) => Value::Ts(Instant::from_micros(a.value(row))),
+            Column::Float(a) if a.is_valid(row) => Value::float(a.value(row)),
+            Column::Bool(a) if a.is_valid(row) => Value::Bool(a.value(row)),
+            _ => Value::Null,
+        }
+    }
+
+    /// Appends row `row`'s value, encoded, to `out`.
+    fn push(&self, row: usize, out: &mut Vec<u8>) {
+        use crate::contract::row;
+        match self {
+            Column::Int(a) if a.is_valid(row) => row::push_int(out, a.value(row)),
+            Column::Str(a) if a.is_valid(row) => row::push_str(out, a.value(row).as_bytes()),
+            Column::Ts(a) if a.is_valid(row) => {
+                row::push_ts(out, Instant::from_micros(a.value(row)))
+            }
+            Column::Float(_) | Column::Bool(_) => row::push_value(out, &self.value(row)),
+            _ => row::push_null(out),
+        }
+    }
+}
+
 /// Row `row` of `batch` as a record of `schema`, `columns` mapping the batch's columns to
 /// its fields (a column the files lack, or of another type, reads as null).
 fn record(schema: &Schema, columns: &[Option<usize>], batch: &RecordBatch, row: usize) -> Record {
     let mut record = vec![Value::Null; schema.fields.len()];
     for (at, column) in batch.columns().iter().enumerate() {
-        let Some(Some(index)) = columns.get(at) else {
-            continue;
-        };
-        if column.is_null(row) {
-            continue;
+        if let Some(Some(index)) = columns.get(at) {
+            record[*index] = Column::of(column.as_ref()).value(row);
         }
-        let any = column.as_any();
-        record[*index] = if let Some(ints) = any.downcast_ref::<Int64Array>() {
-            Value::Int(ints.value(row))
-        } else if let Some(texts) = any.downcast_ref::<StringArray>() {
-            Value::Str(texts.value(row).into())
-        } else if let Some(us) = any.downcast_ref::<TimestampMicrosecondArray>() {
-            Value::Ts(Instant::from_micros(us.value(row)))
-        } else if let Some(xs) = any.downcast_ref::<Float64Array>() {
-            Value::float(xs.value(row))
-        } else if let Some(bs) = any.downcast_ref::<BooleanArray>() {
-            Value::Bool(bs.value(row))
-        } else {
-            Value::Null
-        };
     }
     record.into_boxed_slice()
 }
@@ -165,6 +284,71 @@ impl Iterator for Rows<'_> {
                     self.files = Vec::new().into_iter();
                     return Some(Err(e));
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::row;
+    use crate::engine::local::RowSet;
+    use crate::engine::local::parquet::write_file;
+    use crate::plan::Event;
+    use crate::plan::merge::ReadRows;
+
+    /// A file's rows encoded a column at a time are the rows [`Rows`] reads, encoded one
+    /// record at a time: nulls alone and in runs, strings past the inline 24 bytes, a
+    /// field the file lacks (null), across batches; and each row's key and record read
+    /// back from the encoding.
+    #[test]
+    fn encoded_rows_are_the_rows_read_encoded() {
+        let schema = crate::config::fixtures::orders().schema.clone();
+        let records: Vec<Record> = (0..(BATCH_ROWS as i64 + 5))
+            .map(|i| {
+                let mut r = vec![Value::Null; schema.fields.len()];
+                r[schema.event_id] =
+                    Value::Str(format!("e{i}-{}", "x".repeat(i as usize % 40)).into());
+                r[schema.key] = Value::Int(i * 3 - 7);
+                r[schema.order_by] = Value::Ts(Instant::from_parts(
+                    1_709_251_200 + i,
+                    (i as u32 % 7) * 1000,
+                ));
+                if i % 5 != 0 && !(100..140).contains(&i) {
+                    r[schema.fields.len() - 1] = Value::Str("Lagos".into());
+                }
+                r.into_boxed_slice()
+            })
+            .collect();
+        let events: Vec<Event> = records
+            .iter()
+            .map(|r| Event {
+                line: 0,
+                record: r.clone(),
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part-00000.parquet");
+        let rows = RowSet::from_events(schema.fields.len(), &events);
+        write_file(&path, &schema, &rows, 0..rows.len()).unwrap();
+        // A reader's schema with a field the file lacks: it reads as null.
+        let mut wider = schema.clone();
+        wider.fields.push(wider.fields[0].clone());
+        wider.fields.last_mut().unwrap().name = "not_in_the_file".into();
+        for schema in [&schema, &wider] {
+            let read: Vec<Record> = Rows::of(vec![Source::Path(path.clone())], schema)
+                .collect::<Result<_>>()
+                .unwrap();
+            let encoded = encoded(Source::Path(path.clone()), schema).unwrap();
+            assert_eq!(encoded.len(), read.len());
+            let mut want = Vec::new();
+            for (i, record) in read.iter().enumerate() {
+                want.clear();
+                row::push_record(&mut want, record);
+                assert_eq!(encoded.row(i), want.as_slice(), "row {i}");
+                assert_eq!(encoded.key(i, schema), record[schema.key]);
+                assert_eq!(&encoded.record(i, schema), record);
             }
         }
     }

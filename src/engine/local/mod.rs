@@ -170,7 +170,7 @@ impl Engine for LocalEngine {
                 counts.stale = merged.stale;
                 counts.ties_by_arrival += merged.ties_by_arrival;
                 let mut dates = BTreeMap::new();
-                for (d, m) in merged.dates {
+                for (d, (m, rows)) in merged.dates {
                     let merge = MergeCounts {
                         inserted: m.inserted,
                         updated: m.updated,
@@ -178,17 +178,16 @@ impl Engine for LocalEngine {
                         moved_out: m.moved_out,
                         files_read: m.files_read,
                         files_rewritten: m.files_rewritten,
-                        rows_rewritten: m.rows.len() as u64,
+                        rows_rewritten: rows.len() as u64,
                     };
-                    let by_hour = merge::merged_hours(dataset, config, &m)?;
+                    let by_hour = merge::merged_hours(dataset, config, &m, &rows)?;
                     let census = DateCensus {
                         rows: m.rows_after,
                         merge: Some(merge),
                         by_hour: Some(by_hour),
                     };
                     dates.insert(d, census);
-                    self.partitions
-                        .insert(d, RowSet::from_events(fields, &m.rows));
+                    self.partitions.insert(d, rows);
                     self.layouts.insert(d, m.files);
                 }
                 dates

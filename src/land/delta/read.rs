@@ -128,10 +128,9 @@ impl Dataset for TableVersion<'_> {
         })
     }
 
-    fn file_rows(&self, path: &str, schema: &Schema) -> Result<Vec<Record>> {
-        let source =
-            crate::store::rows::Source::Fetched(self.named(path), self.0.table.fetch(path)?);
-        crate::store::rows::Rows::of(vec![source], schema).collect()
+    fn file_source(&self, path: &str) -> Result<crate::store::rows::Source> {
+        let bytes = self.0.table.fetch(path)?;
+        Ok(crate::store::rows::Source::Fetched(self.named(path), bytes))
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
