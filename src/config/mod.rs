@@ -7,6 +7,7 @@ pub mod engine;
 pub mod inbox;
 pub mod paging;
 mod rules;
+mod state;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -275,23 +276,31 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             ));
         }
     }
-    for (name, value) in [
-        ("quarantine_root", &raw.quarantine_root),
-        ("state_root", &raw.state_root),
-    ] {
-        if let Some(url) = value.as_deref().filter(|v| v.contains("://")) {
-            return Err(format!(
-                "{name} = {url:?} is a URL; it must be a local path (only publish_root and \
-                 inbox may be s3://)"
-            ));
-        }
-    }
     let inbox = inbox::location(raw.inbox, |v| resolve(folder, v))?; // §13
     let listing = inbox::listing(raw.poll.as_deref(), raw.rescan.as_deref())?;
-    let quarantine_root = root(raw.quarantine_root, format!("quarantine/{product}"));
-    let state_root = root(raw.state_root, format!("state/{product}"));
     let (publish_root, table_format, table_url) =
         publish_location(folder, raw.publish_root, raw.table_format, &product)?;
+    let s3_table = table_url.as_deref().is_some_and(|u| u.starts_with("s3://"));
+    let place = |name: &str, value: Option<String>, default: String| match state::location(
+        name,
+        value.as_deref(),
+        s3_table,
+    )? {
+        Some(url) => Ok::<_, String>(url),
+        None => Ok(root(value, default)),
+    };
+    let quarantine_root = place(
+        "quarantine_root",
+        raw.quarantine_root,
+        format!("quarantine/{product}"),
+    )?;
+    let state_root = place("state_root", raw.state_root, format!("state/{product}"))?;
+    state::check_apart(&[
+        ("inbox", &inbox),
+        ("publish_root", &publish_root),
+        ("quarantine_root", &quarantine_root),
+        ("state_root", &state_root),
+    ])?;
     if table_url
         .as_deref()
         .is_none_or(|u| u.starts_with("file://"))
@@ -647,7 +656,12 @@ fn real(path: &Path) -> PathBuf {
 }
 
 fn check_disjoint(roots: &[(&str, &PathBuf)]) -> std::result::Result<(), String> {
-    let real: Vec<(&str, PathBuf)> = roots.iter().map(|(n, p)| (*n, real(p))).collect();
+    // Roots on S3 are kept apart by [`state::check_apart`].
+    let real: Vec<(&str, PathBuf)> = roots
+        .iter()
+        .filter(|(_, p)| !crate::s3_inbox::is_url(p))
+        .map(|(n, p)| (*n, real(p)))
+        .collect();
     for (i, (a, pa)) in real.iter().enumerate() {
         for (b, pb) in &real[i + 1..] {
             if pa.starts_with(pb) || pb.starts_with(pa) {
@@ -883,7 +897,10 @@ seq        = { type = "int" }
                 "s3://bucket/prefix",
             ),
             ("table_format = \"iceberg\"", "not a format"),
-            ("state_root = \"s3://b/state\"", "must be a local path"),
+            (
+                "state_root = \"s3://b/state\"",
+                "requires a Delta table on S3",
+            ),
             (
                 "publish_root = \"gs://b/o\"\ntable_format = \"delta\"",
                 "only local paths",
@@ -937,7 +954,12 @@ seq        = { type = "int" }
         for field in ["state_root", "quarantine_root"] {
             let text = message(&format!("product = \"o\"\n{field} = \"s3://b/x\""), SCHEMA);
             assert!(
-                text.contains(&format!("{field} = \"s3://b/x\" is a URL")),
+                text.contains(&format!("{field} = \"s3://b/x\" is on S3")),
+                "{text}"
+            );
+            let text = message(&format!("product = \"o\"\n{field} = \"gs://b/x\""), SCHEMA);
+            assert!(
+                text.contains(&format!("{field} = \"gs://b/x\" is a URL")),
                 "{text}"
             );
         }
