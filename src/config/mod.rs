@@ -966,6 +966,38 @@ seq        = { type = "int" }
     }
 
     #[test]
+    fn state_and_quarantine_go_on_s3_only_beside_a_delta_table_on_s3() {
+        let table = "publish_root = \"s3://b/lake/o\"\ntable_format = \"delta\"";
+        let head = format!(
+            "product = \"o\"\n{table}\nstate_root = \"s3://b/state/o\"\n\
+             quarantine_root = \"s3://b/q/o/\""
+        );
+        let config = parse(&head, SCHEMA).expect("S3 roots beside an S3 table");
+        assert_eq!(config.state_root, Path::new("s3://b/state/o/"));
+        assert_eq!(config.quarantine_root, Path::new("s3://b/q/o/"));
+        for local in ["", "publish_root = \"lake/o\"\ntable_format = \"delta\""] {
+            let text = message(
+                &format!("product = \"o\"\n{local}\nquarantine_root = \"s3://b/q\""),
+                SCHEMA,
+            );
+            assert!(
+                text.contains("quarantine_root") && text.contains("requires a Delta table on S3"),
+                "{text}"
+            );
+        }
+        for overlap in ["s3://b/lake/o/state", "s3://b/lake"] {
+            let text = message(
+                &format!("product = \"o\"\n{table}\nstate_root = \"{overlap}\""),
+                SCHEMA,
+            );
+            assert!(
+                text.contains("state_root") && text.contains("overlap"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn state_or_quarantine_inside_the_inbox_is_refused() {
         for head in [
             "state_root = \"inbox/state\"",

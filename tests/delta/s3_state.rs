@@ -240,10 +240,10 @@ fn twenty_landings_with_state_on_s3_then_a_rerun_skips_them_and_a_new_input_land
 
     // The next new input lands; the commands that read state read it from S3.
     m.put(21);
-    let plan = m.wharf(&[
-        "plan",
-        m.product.path().join("inbox/21.jsonl").to_str().unwrap(),
-    ]);
+    let new = m.product.path().join("inbox/21.jsonl");
+    let diff = m.wharf(&["diff", new.to_str().unwrap()]);
+    assert_eq!(diff.code, 0, "{}{}", diff.stdout, diff.stderr);
+    let plan = m.wharf(&["plan", new.to_str().unwrap()]);
     assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
     let ran = m.wharf(&["run", "--json"]);
     assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
@@ -309,6 +309,22 @@ fn a_refusal_writes_quarantine_objects_on_s3_and_nothing_in_the_table() {
     );
     let shown = m.wharf(&["quarantine", &sha[..12], "--json"]).json();
     assert_eq!(shown["rejects"][0]["field"], "email", "{shown}");
+
+    // A restatement replaces the date; its generation is kept in the trash record on S3
+    // and `restore` brings it back.
+    let restated = line(1)
+        .replace("PAID", "SHIPPED")
+        .replace("\"e1\"", "\"f1\"");
+    m.product.input("03-restated.jsonl", &[&restated]);
+    assert_eq!(m.run("03-restated.jsonl").code, 0);
+    assert_eq!(
+        s3.rows()[&date(1)],
+        vec![("101".to_owned(), "SHIPPED".to_owned())]
+    );
+    assert!(s3.state.objects().contains("delta-trash.json"));
+    let restored = m.wharf(&["restore", &date(1), "--yes"]);
+    assert_eq!(restored.code, 0, "{}{}", restored.stdout, restored.stderr);
+    assert_eq!(s3.rows(), alone(1..=1));
     m.assert_nothing_local();
 }
 
