@@ -326,7 +326,6 @@ impl Remote {
             mode,
             ..PutOptions::default()
         };
-        crate::store::failpoint::hit("state_put");
         let put = self.objects.runtime.block_on(self.objects.store.put_opts(
             &path,
             PutPayload::from(bytes),

@@ -640,3 +640,95 @@ fn a_crash_mid_landing_with_state_on_s3_leaves_it_consistent_and_the_rerun_conve
     assert_eq!(data, live.union(&named).cloned().collect::<BTreeSet<_>>());
     m.assert_nothing_local();
 }
+
+/// A running `wharf watch`, killed if the test ends before [`Watch::stop`].
+struct Watch(std::process::Child);
+
+impl Watch {
+    /// `wharf watch` on machine `m`, its output discarded. Its scratch folder (`TMPDIR`,
+    /// where the one-watch lock is) is its own, as another machine's would be.
+    fn start(m: &Machine) -> Watch {
+        let scratch = m.product.path().join("tmp");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let mut cmd = m.product.cmd(&["watch"]);
+        let child = s3_env(&mut cmd)
+            .env("TMPDIR", &scratch)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Watch(child)
+    }
+
+    /// SIGTERM, and waits for it to end.
+    fn stop(mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(self.0.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.0.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "wharf watch did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+#[test]
+fn two_watches_sharing_s3_state_land_each_input_once() {
+    let p = prefix("watch");
+    let (a, b) = (Machine::new(&p), Machine::new(&p));
+    let s3 = &a.s3;
+    let watches = [Watch::start(&a), Watch::start(&b)];
+    for i in 1..=4 {
+        // Renamed into each inbox whole, as a producer closes a delivery.
+        for m in [&a, &b] {
+            let hidden = m.product.path().join("inbox").join(format!(".{}", name(i)));
+            std::fs::write(&hidden, format!("{}\n", line(i))).unwrap();
+            std::fs::rename(&hidden, m.product.path().join("inbox").join(name(i))).unwrap();
+        }
+    }
+    // Both machines have taken every input: one published it, the other skipped it.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let settled = || {
+        let runs = s3.runs();
+        (1..=4).all(|i| {
+            let of = |action: &str| {
+                runs.iter()
+                    .filter(|r| r["input_name"] == name(i).as_str() && r["action"] == action)
+                    .count()
+            };
+            of("published") >= 1 && of("published") + of("skipped") >= 2
+        })
+    };
+    while !settled() {
+        assert!(
+            Instant::now() < deadline,
+            "the watches never settled: {:?}",
+            s3.runs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for watch in watches {
+        watch.stop();
+    }
+    let mut landed: Vec<String> = s3.landings().into_iter().map(|(_, n, _)| n).collect();
+    landed.sort();
+    assert_eq!(
+        landed,
+        (1..=4).map(name).collect::<Vec<_>>(),
+        "each landed once"
+    );
+    assert_eq!(s3.rows(), alone(1..=4));
+    a.assert_nothing_local();
+    b.assert_nothing_local();
+}
