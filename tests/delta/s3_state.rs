@@ -716,3 +716,40 @@ fn two_watches_sharing_s3_state_land_each_input_once() {
     a.assert_nothing_local();
     b.assert_nothing_local();
 }
+
+#[test]
+fn another_machines_uploads_in_flight_are_never_taken_for_a_crash() {
+    let p = prefix("inflight");
+    let (a, b) = (Machine::new(&p), Machine::new(&p));
+    let s3 = &a.s3;
+    a.put(1);
+    assert_eq!(a.run(&name(1)).code, 0);
+    // `b` uploads and pauses before its commit; its pending record names the uploads.
+    b.put(2);
+    let input = b.product.path().join("inbox").join(name(2));
+    let paused = Paused::start(
+        &b,
+        &["run", input.to_str().unwrap(), "--json"],
+        "after_upload",
+    );
+    let live = s3.table.live_files();
+    let uploads: BTreeSet<String> = under(&s3.table, "event_date=")
+        .difference(&live)
+        .cloned()
+        .collect();
+    assert!(!uploads.is_empty(), "b uploaded before its commit");
+    // `a` lands meanwhile: its clean-up leaves `b`'s uploads, which may yet commit.
+    a.put(3);
+    assert_eq!(a.run(&name(3)).code, 0);
+    assert!(
+        uploads.is_subset(&under(&s3.table, "event_date=")),
+        "a deleted b's uploads in flight"
+    );
+    // `b` finds the version taken: busy, and it takes its own uploads back.
+    let lost = paused.release();
+    assert_eq!(lost.code, 4, "{}{}", lost.stdout, lost.stderr);
+    assert_eq!(under(&s3.table, "event_date="), s3.table.live_files());
+    let rerun = b.run(&name(2));
+    assert_eq!(rerun.code, 0, "{}{}", rerun.stdout, rerun.stderr);
+    assert_eq!(s3.rows(), alone(1..=3));
+}
