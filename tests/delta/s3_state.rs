@@ -130,8 +130,18 @@ impl Machine {
         }
     }
 
+    /// `wharf ARGS` with the S3 environment and a scratch folder (`TMPDIR`) of the
+    /// machine's own, gone with the test's folder.
+    fn cmd(&self, args: &[&str]) -> std::process::Command {
+        let scratch = self.product.path().join("tmp");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let mut cmd = self.product.cmd(args);
+        s3_env(&mut cmd).env("TMPDIR", scratch);
+        cmd
+    }
+
     fn wharf(&self, args: &[&str]) -> Ran {
-        super::wharf(&self.product, args, true)
+        self.cmd(args).output().unwrap().into()
     }
 
     /// `wharf run inbox/NAME --json`.
@@ -338,9 +348,8 @@ struct Paused {
 impl Paused {
     fn start(m: &Machine, args: &[&str], point: &str) -> Paused {
         let file = m.product.path().join("paused");
-        let mut cmd = m.product.cmd(args);
-        s3_env(&mut cmd)
-            .env("WHARF_PAUSE", format!("{point}:{}", file.display()))
+        let mut cmd = m.cmd(args);
+        cmd.env("WHARF_PAUSE", format!("{point}:{}", file.display()))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
@@ -457,8 +466,7 @@ fn race(a: &Machine, b: &Machine) -> Vec<i32> {
     let children: Vec<std::process::Child> = [a, b]
         .iter()
         .map(|m| {
-            let mut cmd = m.product.cmd(&["run"]);
-            s3_env(&mut cmd)
+            m.cmd(&["run"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -572,8 +580,8 @@ fn a_crash_mid_landing_with_state_on_s3_leaves_it_consistent_and_the_rerun_conve
     ] {
         m.put(i);
         let input = m.product.path().join("inbox").join(name(i));
-        let mut cmd = m.product.cmd(&["run", input.to_str().unwrap()]);
-        let crashed: Ran = s3_env(&mut cmd)
+        let crashed: Ran = m
+            .cmd(&["run", input.to_str().unwrap()])
             .env("WHARF_FAILPOINT", point)
             .output()
             .unwrap()
@@ -632,11 +640,8 @@ impl Watch {
     /// `wharf watch` on machine `m`, its output discarded. Its scratch folder (`TMPDIR`,
     /// where the one-watch lock is) is its own, as another machine's would be.
     fn start(m: &Machine) -> Watch {
-        let scratch = m.product.path().join("tmp");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let mut cmd = m.product.cmd(&["watch"]);
-        let child = s3_env(&mut cmd)
-            .env("TMPDIR", &scratch)
+        let child = m
+            .cmd(&["watch"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
