@@ -33,10 +33,12 @@ pub fn acquire(config: &Config) -> Result<ProductLock> {
 /// Takes the OS lock on `<state_root>/<name>` without waiting, or returns
 /// [`Error::Busy`]: the product's run lock, and any other one-per-product lock.
 pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
+    let folder = state_store::scratch(config);
     if name == RUN && state_store::is_s3(&config.state_root) {
+        // The landing stages in the scratch folder: made private before anything is there.
+        atomic::create_private_dir_all(&folder)?;
         return Ok(ProductLock { _file: None });
     }
-    let folder = state_store::scratch(config);
     atomic::create_private_dir_all(&folder)?;
     let path = folder.join(name);
     let file = OpenOptions::new()
