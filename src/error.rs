@@ -68,6 +68,23 @@ pub enum Error {
     )]
     TableBusy { url: String, version: u64 },
 
+    /// The state or quarantine root on S3 (§13.4) could not be reached, read or written.
+    #[error("state store {url}: could not {action}: {detail}; {hint}", hint = crate::store::objects::HINT)]
+    State {
+        url: String,
+        action: &'static str,
+        detail: String,
+    },
+
+    /// Another machine wrote a state object on S3 since this one read it (a conditional
+    /// put failed, §13.4): nothing of it was overwritten. Busy, as [`Error::TableBusy`].
+    #[error(
+        "busy: {object} was written by another wharf since this one read it; nothing of it \
+         was overwritten. Rerun: the next run reads what the other one wrote (and takes in \
+         the table's log)"
+    )]
+    StateRace { object: String },
+
     /// A Delta table could not be reached, read or written, or is not this product's.
     #[error("Delta table {url}: could not {action}: {detail}; {hint}")]
     Table {
@@ -143,7 +160,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Config { .. } | Error::Usage(_) | Error::Input { .. } => exit::USAGE,
-            Error::Busy { .. } | Error::TableBusy { .. } => exit::BUSY,
+            Error::Busy { .. } | Error::TableBusy { .. } | Error::StateRace { .. } => exit::BUSY,
             Error::TableFeature { .. } | Error::Vacuumed { .. } => exit::REFUSED,
             Error::Io { .. }
             | Error::CorruptCheckpoint { .. }
@@ -152,6 +169,7 @@ impl Error {
             | Error::Cancelled
             | Error::Engine { .. }
             | Error::Table { .. }
+            | Error::State { .. }
             | Error::Internal(_) => exit::ERROR,
         }
     }
@@ -159,7 +177,10 @@ impl Error {
     /// Whether this is CONTRACT.md §8's busy (exit 4): the product's lock is held, or
     /// another writer won the race to commit the table's next version.
     pub fn is_busy(&self) -> bool {
-        matches!(self, Error::Busy { .. } | Error::TableBusy { .. })
+        matches!(
+            self,
+            Error::Busy { .. } | Error::TableBusy { .. } | Error::StateRace { .. }
+        )
     }
 
     /// An internal failure: `what` failed (see [`Error::Internal`]).

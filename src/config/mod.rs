@@ -8,6 +8,7 @@ pub mod inbox;
 pub mod lake;
 pub mod paging;
 mod rules;
+mod state;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -265,23 +266,31 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
             ));
         }
     }
-    for (name, value) in [
-        ("quarantine_root", &raw.quarantine_root),
-        ("state_root", &raw.state_root),
-    ] {
-        if let Some(url) = value.as_deref().filter(|v| v.contains("://")) {
-            return Err(format!(
-                "{name} = {url:?} is a URL; it must be a local path (only publish_root and \
-                 inbox may be s3://)"
-            ));
-        }
-    }
     let inbox = inbox::location(raw.inbox, |v| resolve(folder, v))?; // §13
     let listing = inbox::listing(raw.poll.as_deref(), raw.rescan.as_deref())?;
-    let quarantine_root = root(raw.quarantine_root, format!("quarantine/{product}"));
-    let state_root = root(raw.state_root, format!("state/{product}"));
     let lake = lake::parse(folder, raw.publish_root, raw.table_format, &product)?;
     let publish_root = lake.publish_root().to_owned();
+    let s3_table = lake.table_url().is_some_and(|u| u.starts_with("s3://"));
+    let place = |name: &str, value: Option<String>, default: String| match state::location(
+        name,
+        value.as_deref(),
+        s3_table,
+    )? {
+        Some(url) => Ok::<_, String>(url),
+        None => Ok(root(value, default)),
+    };
+    let quarantine_root = place(
+        "quarantine_root",
+        raw.quarantine_root,
+        format!("quarantine/{product}"),
+    )?;
+    let state_root = place("state_root", raw.state_root, format!("state/{product}"))?;
+    state::check_apart(&[
+        ("inbox", &inbox),
+        ("publish_root", &publish_root),
+        ("quarantine_root", &quarantine_root),
+        ("state_root", &state_root),
+    ])?;
     if lake.local_folder().is_some() {
         check_disjoint(&[
             ("publish_root", &publish_root),
@@ -582,7 +591,12 @@ fn real(path: &Path) -> PathBuf {
 }
 
 fn check_disjoint(roots: &[(&str, &PathBuf)]) -> std::result::Result<(), String> {
-    let real: Vec<(&str, PathBuf)> = roots.iter().map(|(n, p)| (*n, real(p))).collect();
+    // Roots on S3 are kept apart by [`state::check_apart`].
+    let real: Vec<(&str, PathBuf)> = roots
+        .iter()
+        .filter(|(_, p)| !crate::s3_inbox::is_url(p))
+        .map(|(n, p)| (*n, real(p)))
+        .collect();
     for (i, (a, pa)) in real.iter().enumerate() {
         for (b, pb) in &real[i + 1..] {
             if pa.starts_with(pb) || pb.starts_with(pa) {
@@ -832,7 +846,10 @@ seq        = { type = "int" }
                 "s3://bucket/prefix",
             ),
             ("table_format = \"iceberg\"", "not a format"),
-            ("state_root = \"s3://b/state\"", "must be a local path"),
+            (
+                "state_root = \"s3://b/state\"",
+                "requires a Delta table on S3",
+            ),
             (
                 "publish_root = \"gs://b/o\"\ntable_format = \"delta\"",
                 "only local paths",
@@ -886,7 +903,44 @@ seq        = { type = "int" }
         for field in ["state_root", "quarantine_root"] {
             let text = message(&format!("product = \"o\"\n{field} = \"s3://b/x\""), SCHEMA);
             assert!(
-                text.contains(&format!("{field} = \"s3://b/x\" is a URL")),
+                text.contains(&format!("{field} = \"s3://b/x\" is on S3")),
+                "{text}"
+            );
+            let text = message(&format!("product = \"o\"\n{field} = \"gs://b/x\""), SCHEMA);
+            assert!(
+                text.contains(&format!("{field} = \"gs://b/x\" is a URL")),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn state_and_quarantine_go_on_s3_only_beside_a_delta_table_on_s3() {
+        let table = "publish_root = \"s3://b/lake/o\"\ntable_format = \"delta\"";
+        let head = format!(
+            "product = \"o\"\n{table}\nstate_root = \"s3://b/state/o\"\n\
+             quarantine_root = \"s3://b/q/o/\""
+        );
+        let config = parse(&head, SCHEMA).expect("S3 roots beside an S3 table");
+        assert_eq!(config.state_root, Path::new("s3://b/state/o/"));
+        assert_eq!(config.quarantine_root, Path::new("s3://b/q/o/"));
+        for local in ["", "publish_root = \"lake/o\"\ntable_format = \"delta\""] {
+            let text = message(
+                &format!("product = \"o\"\n{local}\nquarantine_root = \"s3://b/q\""),
+                SCHEMA,
+            );
+            assert!(
+                text.contains("quarantine_root") && text.contains("requires a Delta table on S3"),
+                "{text}"
+            );
+        }
+        for overlap in ["s3://b/lake/o/state", "s3://b/lake"] {
+            let text = message(
+                &format!("product = \"o\"\n{table}\nstate_root = \"{overlap}\""),
+                SCHEMA,
+            );
+            assert!(
+                text.contains("state_root") && text.contains("overlap"),
                 "{text}"
             );
         }

@@ -20,7 +20,8 @@ use crate::contract::{FieldType, LineBytes, UnknownFields};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::plan::Plan;
-use crate::store::{atomic, state};
+use crate::store::state;
+use crate::store::state_store::StateStore;
 
 use super::root::PublishRoot;
 use crate::contract::added::addable_name;
@@ -47,8 +48,13 @@ pub struct AddedColumn {
     pub added_at: String,
 }
 
+const HISTORY: &str = "columns.json";
+
 fn history_path(config: &Config) -> PathBuf {
-    config.state_root.join("columns.json")
+    match StateStore::state(config) {
+        Ok(store) => store.shown(HISTORY),
+        Err(_) => config.state_root.join(HISTORY),
+    }
 }
 
 /// The lake's added columns, oldest first; none when no landing added one. When
@@ -63,21 +69,15 @@ pub fn history(config: &Config) -> Result<Vec<AddedColumn>> {
 /// The history as `columns.json` holds it, `None` when there is no such file. One that
 /// cannot be read is an error, never rebuilt over: a human deletes it to rebuild.
 pub fn recorded(config: &Config) -> Result<Option<Vec<AddedColumn>>> {
-    let path = history_path(config);
-    match std::fs::read(&path) {
-        Ok(text) => serde_json::from_slice(&text)
+    let store = StateStore::state(config)?;
+    match store.read(HISTORY, "read the schema history", "check its permissions")? {
+        Some(text) => serde_json::from_slice(&text)
             .map(Some)
             .map_err(|e| Error::CorruptHistory {
-                path,
+                path: store.shown(HISTORY),
                 detail: e.to_string(),
             }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(
-            &path,
-            "read the schema history",
-            "check its permissions",
-            e,
-        )),
+        None => Ok(None),
     }
 }
 
@@ -106,11 +106,7 @@ pub fn restore(config: &Config) -> Result<Vec<AddedColumn>> {
 }
 
 fn write(config: &Config, columns: &[AddedColumn]) -> Result<()> {
-    atomic::write_atomic(
-        &history_path(config),
-        &state::pretty(&columns, "schema history")?,
-        0o600,
-    )
+    StateStore::state(config)?.write(HISTORY, &state::pretty(&columns, "schema history")?)
 }
 
 /// The run's config: the lake's added columns (`history`) declared, and under `add` the

@@ -1,18 +1,23 @@
 //! One run per product at a time (CONTRACT.md §5.2): an OS file lock on
 //! `<state_root>/.lock`, released by the kernel when the process ends, even by SIGKILL.
+//!
+//! With the state root on S3 (§13.4) there is no run lock file: machines share no file
+//! system, and the Delta commit (a put-if-absent of the next log version) decides
+//! between two landings; the loser is busy and writes nothing. A watch's lock, one per
+//! product on a machine, is then in the machine's scratch folder.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::store::atomic;
+use crate::store::{atomic, state_store};
 
 /// An OS lock held while a run may write (or, on `.watch.lock`, while a watch runs);
 /// dropping it releases the lock.
 #[derive(Debug)]
 pub struct ProductLock {
-    _file: File,
+    _file: Option<File>,
 }
 
 /// The run lock's file name under the state root.
@@ -28,8 +33,14 @@ pub fn acquire(config: &Config) -> Result<ProductLock> {
 /// Takes the OS lock on `<state_root>/<name>` without waiting, or returns
 /// [`Error::Busy`]: the product's run lock, and any other one-per-product lock.
 pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
-    atomic::create_private_dir_all(&config.state_root)?;
-    let path = config.state_root.join(name);
+    let folder = state_store::scratch(config);
+    if name == RUN && state_store::is_s3(&config.state_root) {
+        // The landing stages in the scratch folder: made private before anything is there.
+        atomic::create_private_dir_all(&folder)?;
+        return Ok(ProductLock { _file: None });
+    }
+    atomic::create_private_dir_all(&folder)?;
+    let path = folder.join(name);
     let file = OpenOptions::new()
         .mode(0o600)
         .create(true)
@@ -45,7 +56,7 @@ pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
             )
         })?;
     match file.try_lock() {
-        Ok(()) => Ok(ProductLock { _file: file }),
+        Ok(()) => Ok(ProductLock { _file: Some(file) }),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy { path }),
         Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
             &path,
@@ -62,7 +73,7 @@ pub fn acquire_named(config: &Config, name: &str) -> Result<ProductLock> {
 /// by a probe. Where that table cannot be read, a *shared* lock is taken and dropped at
 /// once (a run trying the exclusive lock in those microseconds would then be busy).
 pub fn held(config: &Config, name: &str) -> Result<bool> {
-    let path = config.state_root.join(name);
+    let path = state_store::scratch(config).join(name);
     let file = match File::open(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),

@@ -221,11 +221,19 @@ pub fn run(
             (RunStatus::Refused, None)
         }
         Action::Publish => {
-            quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
+            // With no run lock (state on S3, §13.4) the commit may be lost to another
+            // machine: the quarantine then follows it, never naming a landing that failed.
+            let unlocked = crate::store::state_store::is_s3(&config.state_root);
+            if !unlocked {
+                quarantine::write(config, &plan, RunStatus::Published.code(), &now)?; // §6.1
+            }
             failpoint::hit("after_quarantine");
             owner::claim(config)?;
             columns::record(config, &plan, &now)?; // §1.1, before the lake carries them
             let published = root.publish(config, engine, &plan, manifest, &now, progress)?; // §6.2–6.4
+            if unlocked {
+                quarantine::write(config, &plan, RunStatus::Published.code(), &now)?;
+            }
             (RunStatus::Published, Some(published))
         }
     };

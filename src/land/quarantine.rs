@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::plan::{Counts, LineFinding, Plan};
+use crate::store::state_store::StateStore;
 use crate::store::{atomic, state};
 
 /// One line of `rejects.jsonl`.
@@ -78,12 +79,43 @@ pub fn folder(config: &Config, sha256: &str) -> PathBuf {
     config.quarantine_root.join(sha256)
 }
 
-/// Writes the quarantine of `plan`, the action it will report being `action`.
+/// Writes the quarantine of `plan`, the action it will report being `action`. On S3
+/// (§13.4) the rejects are gathered in a scratch file and put, then the summary, each
+/// replacing the entry's earlier object on the condition that nobody changes it meanwhile.
 pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()> {
+    let store = StateStore::quarantine(config)?;
+    let summary = state::pretty(&summary(config, plan, action, now), "quarantine summary")?;
+    if store.on_s3() {
+        let scratch = crate::store::state_store::scratch(config);
+        atomic::create_private_dir_all(&scratch)?;
+        let io = |e| {
+            Error::io(
+                &scratch,
+                "write the rejects",
+                "check free space, then rerun",
+                e,
+            )
+        };
+        let mut temp = tempfile::Builder::new()
+            .prefix(".rejects-")
+            .tempfile_in(&scratch)
+            .map_err(io)?;
+        fill_rejects(plan, temp.as_file_mut()).map_err(io)?;
+        store.put_file(&format!("{}/rejects.jsonl", plan.input_sha256), temp.path())?;
+        return store.replace(&format!("{}/summary.json", plan.input_sha256), &summary);
+    }
     let folder = folder(config, &plan.input_sha256);
     atomic::create_private_dir_all(&folder)?;
-    // Written a buffer at a time: a refused file's findings may be millions (spilled).
     atomic::write_atomic_with(&folder.join("rejects.jsonl"), 0o600, |file| {
+        fill_rejects(plan, file)
+    })?;
+    atomic::write_atomic(&folder.join("summary.json"), &summary, 0o600)
+}
+
+/// Writes `plan`'s reject records into `file`, a buffer at a time: a refused file's
+/// findings may be millions (spilled).
+fn fill_rejects(plan: &Plan, file: &mut std::fs::File) -> std::io::Result<()> {
+    {
         let mut rejects = Vec::with_capacity(WRITE_BUFFER + 4096);
         let mut record = |finding: &LineFinding| -> std::io::Result<()> {
             serde_json::to_writer(&mut rejects, &RejectRecord::of(plan, finding))?;
@@ -111,8 +143,11 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
             .map_err(std::io::Error::other)?;
         }
         atomic::write_all(file, &rejects)
-    })?;
-    let summary = QuarantineSummary {
+    }
+}
+
+fn summary(config: &Config, plan: &Plan, action: &str, now: &str) -> QuarantineSummary {
+    QuarantineSummary {
         product: config.product.clone(),
         input_name: plan.input_name.clone(),
         input_sha256: plan.input_sha256.clone(),
@@ -126,12 +161,7 @@ pub fn write(config: &Config, plan: &Plan, action: &str, now: &str) -> Result<()
         written_at: now.to_owned(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         run_id: plan.run_id.clone(),
-    };
-    atomic::write_atomic(
-        &folder.join("summary.json"),
-        &state::pretty(&summary, "quarantine summary")?,
-        0o600,
-    )
+    }
 }
 
 /// Counts by reason code.
@@ -145,25 +175,15 @@ pub fn by_reason(counts: &Counts) -> BTreeMap<String, u64> {
 
 /// Every quarantine summary, newest first.
 pub fn list(config: &Config) -> Result<Vec<QuarantineSummary>> {
-    let entries = match std::fs::read_dir(&config.quarantine_root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::io(
-                &config.quarantine_root,
-                "list the quarantine",
-                "check permissions",
-                e,
-            ));
-        }
-    };
+    let store = StateStore::quarantine(config)?;
     let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path().join("summary.json");
-        if let Ok(text) = std::fs::read(&path) {
+    for entry in store.list("", "list the quarantine")? {
+        let relative = format!("{entry}/summary.json");
+        // An entry without a summary (one being written, or a stray file) is not listed.
+        if let Ok(Some(text)) = store.read(&relative, "read", "check permissions") {
             let summary: QuarantineSummary =
                 serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
-                    path: path.clone(),
+                    path: store.shown(&relative),
                     detail: e.to_string(),
                 })?;
             out.push(summary);
@@ -193,9 +213,16 @@ pub fn rejects(config: &Config, sha256: &str) -> Result<(QuarantineSummary, Vec<
             )));
         }
     };
-    let path = folder(config, &summary.input_sha256).join("rejects.jsonl");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Error::io(&path, "read the rejects", "check permissions", e))?;
+    let store = StateStore::quarantine(config)?;
+    let relative = format!("{}/rejects.jsonl", summary.input_sha256);
+    let path = store.shown(&relative);
+    let bytes = store
+        .read(&relative, "read the rejects", "check permissions")?
+        .ok_or_else(|| {
+            let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+            Error::io(&path, "read the rejects", "check permissions", gone)
+        })?;
+    let text = String::from_utf8_lossy(&bytes);
     let records = text
         .lines()
         .map(serde_json::from_str)

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::plan::Counts;
 use crate::store::atomic;
+use crate::store::state_store::StateStore;
 
 /// One run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,13 +66,20 @@ fn path(config: &Config) -> PathBuf {
     config.state_root.join("runs.jsonl")
 }
 
+/// With the state root on S3, the run log is one object per run under `runs/`.
+const ENTRIES: &str = "runs";
+
 /// Appends `record` and fsyncs the log.
 pub fn append(config: &Config, record: &RunRecord) -> Result<()> {
-    let path = path(config);
-    atomic::create_private_dir_all(&config.state_root)?;
     let mut line = serde_json::to_vec(record)
         .map_err(|e| Error::internal(format!("cannot encode the run log record: {e}")))?;
     line.push(b'\n');
+    let store = StateStore::state(config)?;
+    if store.on_s3() {
+        return store.append_entry(ENTRIES, &line);
+    }
+    let path = path(config);
+    atomic::create_private_dir_all(&config.state_root)?;
     std::os::unix::fs::OpenOptionsExt::mode(&mut std::fs::OpenOptions::new(), 0o600)
         .create(true)
         .append(true)
@@ -92,6 +100,10 @@ pub fn append(config: &Config, record: &RunRecord) -> Result<()> {
 
 /// Every run, oldest first. A torn last line (a crash mid-append) is skipped.
 pub fn read(config: &Config) -> Result<Vec<RunRecord>> {
+    let store = StateStore::state(config)?;
+    if store.on_s3() {
+        return entries(&store, None);
+    }
     let path = path(config);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -123,6 +135,12 @@ const BLOCK: u64 = 64 * 1024;
 /// stays bounded by the records kept plus one block and the line that crosses it. A torn
 /// last line (a crash mid-append) is skipped, as [`read`] does.
 pub fn newest(config: &Config, n: usize) -> Result<Vec<RunRecord>> {
+    let store = StateStore::state(config)?;
+    if store.on_s3() {
+        let mut records = entries(&store, Some(n))?;
+        records.reverse();
+        return Ok(records);
+    }
     let path = path(config);
     let mut file = match std::fs::File::open(&path) {
         Ok(file) => file,
@@ -151,6 +169,19 @@ pub fn newest(config: &Config, n: usize) -> Result<Vec<RunRecord>> {
                 });
             }
         }
+    }
+    Ok(records)
+}
+
+/// The run log's records on S3, oldest first (the newest `limit` when given).
+fn entries(store: &StateStore, limit: Option<usize>) -> Result<Vec<RunRecord>> {
+    let mut records = Vec::new();
+    for (path, bytes) in store.entries(ENTRIES, limit)? {
+        let record = serde_json::from_slice(&bytes).map_err(|e| Error::CorruptState {
+            path,
+            detail: e.to_string(),
+        })?;
+        records.push(record);
     }
     Ok(records)
 }

@@ -2,7 +2,7 @@
 //! writes them: crash-safe writes ([`atomic`]), what a merge reads of
 //! the published dataset, hive or Delta ([`dataset`]), the failpoints and injected faults that
 //! prove them ([`failpoint`]), the published Parquet read back ([`parquet_files`]), a table's objects on S3 or a local path ([`objects`]), the
-//! checkpoint, manifest and paths ([`state`]), and where merge mode finds a key: the files' footers and filters ([`key_files`]).
+//! checkpoint, manifest and paths ([`state`]) through a local or S3 state root ([`state_store`]), and where merge mode finds a key: the files' footers and filters ([`key_files`]).
 //!
 //! Both `land` (the landing's steps) and the engines (their row work) use these; neither
 //! is used by them, so no two modules import each other.
@@ -16,3 +16,4 @@ pub mod objects;
 pub mod parquet_files;
 pub mod rows;
 pub mod state;
+pub mod state_store;

@@ -9,7 +9,8 @@ use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::input::PartDigest;
 use crate::plan::{Checkpoint, Manifest, Owner, Published, PublishedDate};
-use crate::store::{atomic, parquet_files};
+use crate::store::parquet_files;
+use crate::store::state_store::StateStore;
 
 /// `<parent of publish_root>/.<publish_root name>.<what>`: a folder of Wharf's on the
 /// publish root's file system, never inside the root, hidden by name from every reader.
@@ -29,60 +30,36 @@ pub fn partition_dir(root: &Path, date: Date) -> PathBuf {
 /// The checkpoint of input `name`, `None` when there is none; an unparsable one is
 /// [`Error::CorruptCheckpoint`] (§5.3: it must page a human, never look like a skip).
 pub fn read_checkpoint(config: &Config, name: &str) -> Result<Option<Checkpoint>> {
-    let path = config.checkpoint_path(name);
-    let text = match std::fs::read(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::io(
-                &path,
-                "read the checkpoint",
-                "check its permissions",
-                e,
-            ));
-        }
+    let store = StateStore::state(config)?;
+    let relative = checkpoint_name(name);
+    let Some(text) = store.read(&relative, "read the checkpoint", "check its permissions")? else {
+        return Ok(None);
     };
     serde_json::from_slice(&text)
         .map(Some)
         .map_err(|e| Error::CorruptCheckpoint {
-            path,
+            path: store.shown(&relative),
             detail: e.to_string(),
         })
+}
+
+/// `checkpoints/<input name>.json`, under the state root (CONTRACT.md §7).
+fn checkpoint_name(name: &str) -> String {
+    format!("checkpoints/{name}.json")
 }
 
 /// Every checkpoint of the product, by input name; an unparsable one is
 /// [`Error::CorruptCheckpoint`] (§5.3).
 pub fn list_checkpoints(config: &Config) -> Result<Vec<Checkpoint>> {
-    let dir = config.state_root.join("checkpoints");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::io(
-                &dir,
-                "list the checkpoints",
-                "check its permissions",
-                e,
-            ));
-        }
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry =
-            entry.map_err(|e| Error::io(&dir, "list the checkpoints", "check the disk", e))?;
-        let file = entry.file_name().to_string_lossy().into_owned();
-        // Wharf's own temporary files start with a dot.
-        if let Some(name) = file
-            .strip_suffix(".json")
-            .filter(|_| !file.starts_with('.'))
-        {
-            names.push(name.to_owned());
-        }
-    }
-    names.sort();
+    let files = StateStore::state(config)?.list("checkpoints", "list the checkpoints")?;
+    // Wharf's own temporary files start with a dot; the store leaves them out.
+    let names: Vec<&str> = files
+        .iter()
+        .filter_map(|file| file.strip_suffix(".json"))
+        .collect();
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        out.extend(read_checkpoint(config, &name)?);
+        out.extend(read_checkpoint(config, name)?);
     }
     Ok(out)
 }
@@ -102,42 +79,32 @@ pub fn owner_parts(config: &Config, owner: &Owner) -> Vec<PartDigest> {
 
 /// Writes the checkpoint atomically.
 pub fn write_checkpoint(config: &Config, checkpoint: &Checkpoint) -> Result<()> {
-    let path = config.checkpoint_path(&checkpoint.input_name);
-    atomic::write_atomic(&path, &pretty(checkpoint, "checkpoint")?, 0o600)
+    StateStore::state(config)?.write(
+        &checkpoint_name(&checkpoint.input_name),
+        &pretty(checkpoint, "checkpoint")?,
+    )
 }
 
-fn manifest_path(config: &Config) -> PathBuf {
-    config.state_root.join("partitions.json")
-}
+const MANIFEST: &str = "partitions.json";
 
 /// The manifest, empty when none was written yet.
 pub fn read_manifest(config: &Config) -> Result<Manifest> {
-    let path = manifest_path(config);
-    match std::fs::read(&path) {
-        Ok(text) => serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
-            path,
+    let store = StateStore::state(config)?;
+    match store.read(MANIFEST, "read the manifest", "check its permissions")? {
+        Some(text) => serde_json::from_slice(&text).map_err(|e| Error::CorruptState {
+            path: store.shown(MANIFEST),
             detail: e.to_string(),
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+        None => Ok(Manifest {
             product: config.product.clone(),
             dates: BTreeMap::new(),
         }),
-        Err(e) => Err(Error::io(
-            &path,
-            "read the manifest",
-            "check its permissions",
-            e,
-        )),
     }
 }
 
-/// Writes the manifest atomically.
+/// Writes the manifest atomically (on S3, only over the one this process read).
 pub fn write_manifest(config: &Config, manifest: &Manifest) -> Result<()> {
-    atomic::write_atomic(
-        &manifest_path(config),
-        &pretty(manifest, "manifest")?,
-        0o600,
-    )
+    StateStore::state(config)?.write(MANIFEST, &pretty(manifest, "manifest")?)
 }
 
 /// Pretty JSON with a final newline; `what` names the document for the error (Wharf's own

@@ -93,11 +93,11 @@ pub struct Ledger {
 impl Ledger {
     /// Where the ledger of `config`'s product lives.
     pub fn path(config: &Config) -> PathBuf {
-        config.state_root.join("watch.jsonl")
+        crate::store::state_store::scratch(config).join("watch.jsonl")
     }
 
     fn legacy_path(config: &Config) -> PathBuf {
-        config.state_root.join("watch.json")
+        crate::store::state_store::scratch(config).join("watch.json")
     }
 
     /// The ledger on disk, compacted to the inbox names in `present`; an empty one when

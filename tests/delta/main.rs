@@ -17,6 +17,7 @@ mod merge;
 mod s3_console;
 mod s3_faults;
 mod s3_inbox;
+mod s3_state;
 mod s3_watch;
 mod scenarios;
 

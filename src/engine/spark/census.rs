@@ -271,7 +271,10 @@ fn conflict_findings(
 /// under the reject cap) merged in line order with the conflicting lines Spark found.
 fn add_conflicts(session: &Session, config: &Config, census: &mut Census) -> Result<()> {
     let mut rejects = std::mem::take(&mut census.findings).into_iter().peekable();
-    let mut ordered = Findings::new(config.max_rejected_lines, &config.state_root);
+    let mut ordered = Findings::new(
+        config.max_rejected_lines,
+        &crate::store::state_store::scratch(config),
+    );
     let mut conflicts = 0u64;
     conflict_findings(session, config, &mut |conflict| {
         while let Some(reject) = rejects.next_if(|r| r.line < conflict.line) {

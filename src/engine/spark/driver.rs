@@ -79,8 +79,11 @@ pub fn read(
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
-    let mut findings = Findings::new(config.max_rejected_lines, &config.state_root);
-    let mut ledger = Ledger::new(&config.state_root, ledger::HELD);
+    let mut findings = Findings::new(
+        config.max_rejected_lines,
+        &crate::store::state_store::scratch(config),
+    );
+    let mut ledger = Ledger::new(&crate::store::state_store::scratch(config), ledger::HELD);
     let mut keys = KeySketch::default();
     let mut recent = RecentEvents::new(remembered);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -288,8 +288,9 @@ impl Handoff {
                 let objects = Box::new(Objects::open(url)?);
                 remove_stale_objects(&objects);
                 let relative = format!("{TABLE_STAGING}/{HANDOFF}{id}/{FILE}");
-                crate::store::atomic::create_private_dir_all(&config.state_root)?;
-                let local = config.state_root.join(format!(".spark-handoff-{id}.parquet"));
+                let scratch = crate::store::state_store::scratch(config);
+                crate::store::atomic::create_private_dir_all(&scratch)?;
+                let local = scratch.join(format!(".spark-handoff-{id}.parquet"));
                 let uri = super::uri::table_read_uri(config, &relative)?;
                 let path = local.clone();
                 (

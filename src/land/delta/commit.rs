@@ -107,7 +107,12 @@ pub fn owner_of(
 }
 
 fn staging_dir(config: &Config) -> PathBuf {
-    config.state_root.join(".delta-staging")
+    let scratch = crate::store::state_store::scratch(config);
+    if crate::store::state_store::is_s3(&config.state_root) {
+        // Two processes of one machine share the scratch folder: each stages apart.
+        return scratch.join(format!(".delta-staging-{}", std::process::id()));
+    }
+    scratch.join(".delta-staging")
 }
 
 /// Deletes the uploads a crashed or conflicted landing recorded that neither the current
@@ -363,11 +368,14 @@ pub fn publish(
     // §12.6: the replaced generations enter the trash before the commit removes them.
     let mut trash = delta_trash::read(config, found)?;
     delta_trash::keep(&mut trash, found, &manifest, touched.iter().copied(), now);
-    delta_trash::write(config, &trash)?;
-    failpoint::hit("after_trash");
-    let committed = found
-        .table
-        .commit(config, found.snapshot.as_ref(), &remove, &uploaded, &note);
+    // A trash record another machine changed meanwhile (state on S3) fails like a lost
+    // commit: the uploads are taken back.
+    let committed = delta_trash::write(config, &trash).and_then(|()| {
+        failpoint::hit("after_trash");
+        found
+            .table
+            .commit(config, found.snapshot.as_ref(), &remove, &uploaded, &note)
+    });
     let version = match committed {
         Ok(version) => version,
         Err(e) => {

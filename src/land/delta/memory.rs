@@ -15,10 +15,8 @@
 //! writer's log clean-up) is counted as unknown, and an input with no checkpoint is then
 //! never taken for new: the operator decides (`--reland`).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::commit::Found;
 use super::identity::TableLanding;
@@ -27,7 +25,8 @@ use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::land::root::PublishRoot;
 use crate::plan::{Checkpoint, Manifest, Owner, PartitionEntry};
-use crate::store::{atomic, state};
+use crate::store::state;
+use crate::store::state_store::StateStore;
 
 /// `<state_root>/table-memory.json`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,32 +78,24 @@ fn checkpoints_text(n: usize) -> String {
     }
 }
 
-fn path(config: &Config) -> PathBuf {
-    config.state_root.join("table-memory.json")
-}
+const FILE: &str = "table-memory.json";
 
 /// The state root's record of what it took in of the table, `None` before its first.
 pub fn read(config: &Config) -> Result<Option<TableMemory>> {
-    let path = path(config);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
+    let store = StateStore::state(config)?;
+    match store.read(FILE, "read", "check its permissions")? {
+        Some(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
             .map_err(|e| Error::CorruptState {
-                path,
+                path: store.shown(FILE),
                 detail: e.to_string(),
             }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(&path, "read", "check its permissions", e)),
+        None => Ok(None),
     }
 }
 
 fn write(config: &Config, memory: &TableMemory) -> Result<()> {
-    atomic::create_private_dir_all(&config.state_root)?;
-    atomic::write_atomic(
-        &path(config),
-        &state::pretty(memory, "table memory")?,
-        0o600,
-    )
+    StateStore::state(config)?.write(FILE, &state::pretty(memory, "table memory")?)
 }
 
 /// What a decision reads: the manifest, and the checkpoints the table's log gave back.

@@ -423,10 +423,20 @@ impl Table {
                 if let Some((app, version)) = app_txn {
                     create = create.with_transaction_id(app, version);
                 }
-                let mut txn = create
+                let built = create
                     .with_operation_metrics(metrics)
-                    .build(engine, Box::new(FileSystemCommitter::new()))
-                    .map_err(fail)?;
+                    .build(engine, Box::new(FileSystemCommitter::new()));
+                let mut txn = match built {
+                    Ok(txn) => txn,
+                    // Another writer created the table since this landing found none.
+                    Err(_) if self.snapshot().is_ok_and(|s| s.is_some()) => {
+                        return Err(Error::TableBusy {
+                            url: self.objects.url.clone(),
+                            version: 0,
+                        });
+                    }
+                    Err(e) => return Err(fail(e)),
+                };
                 txn.add_files(adds);
                 match txn.commit(engine).map_err(fail)? {
                     CommitResult::Committed(done) => Ok(done.commit_version()),

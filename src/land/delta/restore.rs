@@ -27,7 +27,9 @@ pub fn restore(config: &Config, found: &Found, date: Date, started: Instant) -> 
         return Err(Error::Usage(format!(
             "no earlier generation of {date} in the trash of {} ({}); nothing to restore",
             found.table.url(),
-            config.state_root.join("delta-trash.json").display()
+            crate::store::state_store::StateStore::state(config)?
+                .shown(delta_trash::FILE)
+                .display()
         )));
     };
     // §12.6, §12.8: nothing is committed over a file another writer deleted or gave a

@@ -11,7 +11,6 @@
 //! that brought one back, never leaves a second, live copy in the trash.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +21,8 @@ use crate::land::delta::TableFile;
 use crate::land::delta::commit::{self, Found};
 use crate::land::delta::pending as delta_pending;
 use crate::plan::{Manifest, Owner};
-use crate::store::{atomic, failpoint, state};
+use crate::store::state_store::StateStore;
+use crate::store::{failpoint, state};
 
 /// One data file of a removed generation, as a commit re-adds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,20 +47,18 @@ pub struct DeltaTrash {
     pub dates: BTreeMap<String, Vec<Kept>>,
 }
 
-fn path(config: &Config) -> PathBuf {
-    config.state_root.join("delta-trash.json")
-}
+/// The record's name under the state root.
+pub const FILE: &str = "delta-trash.json";
 
 /// The trash as recorded, less the generations the table's current version holds.
 pub fn read(config: &Config, found: &Found) -> Result<DeltaTrash> {
-    let path = path(config);
-    let mut trash: DeltaTrash = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::CorruptState {
-            path: path.clone(),
+    let store = StateStore::state(config)?;
+    let mut trash: DeltaTrash = match store.read(FILE, "read", "check the state root")? {
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::CorruptState {
+            path: store.shown(FILE),
             detail: e.to_string(),
         })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => DeltaTrash::default(),
-        Err(e) => return Err(Error::io(&path, "read", "check the state root", e)),
+        None => DeltaTrash::default(),
     };
     // A generation is live when it is its date's current files exactly: a merge's
     // successor shares the files it kept with the generation it replaced (§10.4).
@@ -82,11 +80,7 @@ pub fn read(config: &Config, found: &Found) -> Result<DeltaTrash> {
 }
 
 pub fn write(config: &Config, trash: &DeltaTrash) -> Result<()> {
-    atomic::write_atomic(
-        &path(config),
-        &state::pretty(trash, "the Delta trash")?,
-        0o600,
-    )
+    StateStore::state(config)?.write(FILE, &state::pretty(trash, "the Delta trash")?)
 }
 
 /// The current generation of `date`: its files in the table's current version, and its
