@@ -56,8 +56,11 @@ pub(super) fn merge_batch(
     }
     let mut published: PublishedFiles<Encoded> = PublishedFiles::default();
     for (date, touched) in crate::engine::touched::touched(config, dataset, &keys, &own)? {
-        let mut files: Vec<PublishedFile<Encoded>> =
-            touched.files.into_iter().map(PublishedFile::unread).collect();
+        let mut files: Vec<PublishedFile<Encoded>> = touched
+            .files
+            .into_iter()
+            .map(PublishedFile::unread)
+            .collect();
         for (file, _) in files.iter_mut().zip(&touched.read).filter(|(_, r)| **r) {
             let source = dataset.file_source(&file.path)?;
             file.read = Some(crate::store::rows::encoded(source, schema)?);
