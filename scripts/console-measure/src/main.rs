@@ -135,7 +135,7 @@ fn first_frame(dir: &Path) {
             retries: 19,
             keys: 1,
             event_dates: vec!["2024-03-01".into()],
-            publish_root: config.publish_root.display().to_string(),
+            publish_root: config.lake.publish_root().display().to_string(),
             published_at: "2024-03-01T00:00:00Z".into(),
             tool_version: "0.1.0".into(),
             table_version: None,
