@@ -99,14 +99,11 @@ pub fn skip(policy: &Policy, checkpoint: &Checkpoint, published: &Published) -> 
             }
         })
         .collect();
-    Plan {
-        product: policy.product.clone(),
+    let owner = Owner {
         input_name: checkpoint.input_name.clone(),
         input_sha256: checkpoint.input_sha256.clone(),
-        action: Action::Skip,
-        refusal: None,
-        allowed_shrink: Vec::new(),
-        allowed_growth: Vec::new(),
+    };
+    Plan {
         counts: Counts {
             accepted: checkpoint.accepted_rows,
             rejected: checkpoint.rejected_rows,
@@ -116,14 +113,9 @@ pub fn skip(policy: &Policy, checkpoint: &Checkpoint, published: &Published) -> 
         },
         dates,
         unranked: false,
-        findings: Vec::new(),
-        spilled: None,
         parts: checkpoint.parts.clone(),
         landed: Some(standing),
-        reland: false,
-        run_id: String::new(),
-        added_columns: Vec::new(),
-        object: None,
+        ..Plan::without_rows(&policy.product, owner, Action::Skip)
     }
 }
 

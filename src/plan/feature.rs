@@ -2,7 +2,7 @@
 //! keep its rules, and what the operator can do. The same sentence is the plan's refusal
 //! (`table_feature`), the console's and a restore's error.
 
-use super::{Action, Counts, Owner, Plan, Refusal};
+use super::{Action, Owner, Plan, Refusal};
 
 /// One refused feature of a Delta table's protocol or metadata.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,24 +30,8 @@ impl std::fmt::Display for TableFeatureRefusal {
 /// identity, no counts, no dates (§12.8).
 pub fn refuse_for_table(product: &str, owner: Owner, refusal: TableFeatureRefusal) -> Plan {
     Plan {
-        product: product.to_owned(),
-        input_name: owner.input_name,
-        input_sha256: owner.input_sha256,
-        action: Action::Refuse,
         refusal: Some(Refusal::TableFeature(refusal)),
-        allowed_shrink: Vec::new(),
-        allowed_growth: Vec::new(),
-        counts: Counts::default(),
-        dates: Vec::new(),
-        unranked: true,
-        findings: Vec::new(),
-        spilled: None,
-        parts: Vec::new(),
-        run_id: String::new(),
-        landed: None,
-        reland: false,
-        added_columns: Vec::new(),
-        object: None,
+        ..Plan::without_rows(product, owner, Action::Refuse)
     }
 }
 

@@ -282,6 +282,31 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan of input `owner` decided without reading its rows (a skip, a refusal for the
+    /// table): no counts, dates, findings or parts until the caller gives them.
+    pub fn without_rows(product: &str, owner: Owner, action: Action) -> Plan {
+        Plan {
+            product: product.to_owned(),
+            input_name: owner.input_name,
+            input_sha256: owner.input_sha256,
+            action,
+            refusal: None,
+            allowed_shrink: Vec::new(),
+            allowed_growth: Vec::new(),
+            counts: Counts::default(),
+            dates: Vec::new(),
+            unranked: true,
+            findings: Vec::new(),
+            spilled: None,
+            parts: Vec::new(),
+            run_id: String::new(),
+            landed: None,
+            reland: false,
+            added_columns: Vec::new(),
+            object: None,
+        }
+    }
+
     /// "adds column `eta_minutes` (int), column `x` (bool)", when the input adds any.
     pub fn added_text(&self) -> Option<String> {
         let each: Vec<String> = self
