@@ -2,9 +2,12 @@
 # An S3 inbox against a local one (CONTRACT.md §13), SeaweedFS on loopback:
 #
 # 1. Landing: one EVENTS-event file landed REPS times from a local inbox and REPS times
-#    as an object of an S3 inbox, alternating (local, s3, local, s3, ...), each into a
-#    fresh product; wall seconds and peak RSS per run, the ratio of the medians, and a
-#    check that both lakes hold the same Parquet bytes.
+#    as each of two objects of an S3 inbox, alternating (local, s3, s3-sse, local, ...),
+#    each into a fresh product; wall seconds and peak RSS per run, the ratios of the
+#    medians, and a check that the lakes hold the same Parquet bytes. `s3` is put plainly:
+#    SeaweedFS stores a text upload gzipped and inflates it on every GET, on the same two
+#    cores as the landing. `s3-sse` is put with SSE-S3, as AWS S3 stores every new object
+#    by default: SeaweedFS then stores the bytes as put (encrypted).
 # 2. Discovery: an S3 inbox of OBJECTS objects (put once, kept), listed in full as the
 #    reconcile does, then one new object put and the cycle that finds it timed
 #    (examples/s3_discovery.rs).
@@ -33,9 +36,14 @@ eval "$("$ROOT/tests/s3/server.sh" env --port "$PORT" | sed 's/^/export /')"
 FILE=$ROOT/bench/out/events_$EVENTS.jsonl
 [[ -f $FILE ]] || python3 "$ROOT/bench/gen_events.py" --events "$EVENTS" --out "$FILE"
 PREFIX=bench-land-$EVENTS
-curl -s -f -o /dev/null -T "$FILE" --aws-sigv4 "aws:amz:us-east-1:s3" \
-  --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-  "$AWS_ENDPOINT_URL/wharf/$PREFIX/events.jsonl"
+put() { # $1 = prefix, then curl's extra arguments
+  local prefix=$1; shift
+  curl -s -f -o /dev/null -T "$FILE" "$@" --aws-sigv4 "aws:amz:us-east-1:s3" \
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    "$AWS_ENDPOINT_URL/wharf/$prefix/events.jsonl"
+}
+put "$PREFIX"
+put "$PREFIX-sse" -H "x-amz-server-side-encryption: AES256"
 
 product() { # $1 = folder, $2 = inbox
   rm -rf "$1"; mkdir -p "$1/inbox"
@@ -48,6 +56,7 @@ run_one() { # $1 = way, $2 = rep
   case $1 in
     local) product "$dir" inbox; input=$dir/inbox/events.jsonl; ln "$FILE" "$input" 2>/dev/null || cp "$FILE" "$input" ;;
     s3) product "$dir" "s3://wharf/$PREFIX/"; input=s3://wharf/$PREFIX/events.jsonl ;;
+    s3-sse) product "$dir" "s3://wharf/$PREFIX-sse/"; input=s3://wharf/$PREFIX-sse/events.jsonl ;;
   esac
   /usr/bin/time -f "%e %M" -o "$OUT/time" "$WHARF" run "$input" --config "$dir/wharf.toml" >/dev/null
   read -r wall rss <"$OUT/time"
@@ -56,13 +65,16 @@ run_one() { # $1 = way, $2 = rep
 }
 : >"$OUT/walls"
 for rep in $(seq "$REPS"); do
-  for way in local s3; do run_one "$way" "$rep"; done
+  for way in local s3 s3-sse; do run_one "$way" "$rep"; done
 done
 median() { grep "^$1 " "$OUT/walls" | cut -d' ' -f2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-l=$(median local); s=$(median s3)
-echo "median: local $l s, s3 $s s, s3/local $(awk -v s="$s" -v l="$l" 'BEGIN {printf "%.2f", s/l}')"
-diff -r -x '.*wharf-owner*' "$OUT/run_local/lake" "$OUT/run_s3/lake" >/dev/null &&
-  echo "lakes: the same Parquet bytes" || echo "lakes: DIFFERENT"
+l=$(median local)
+for way in s3 s3-sse; do
+  s=$(median "$way")
+  echo "median: local $l s, $way $s s, $way/local $(awk -v s="$s" -v l="$l" 'BEGIN {printf "%.2f", s/l}')"
+  diff -r -x '.*wharf-owner*' "$OUT/run_local/lake" "$OUT/run_$way/lake" >/dev/null &&
+    echo "lakes ($way): the same Parquet bytes" || echo "lakes ($way): DIFFERENT"
+done
 
 # A debug build: discovery waits on the network, not on code.
 (cd "$ROOT" && cargo run --quiet --example s3_discovery -- "s3://wharf/bench-$OBJECTS/" "$OBJECTS")

@@ -5,12 +5,13 @@
 //! so a connection cut or a 503 mid-object costs a resumed range request, and an object
 //! replaced while it is read is an error, never a splice of two versions.
 
+use std::collections::VecDeque;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
@@ -25,7 +26,7 @@ const RESUMES: u32 = 8;
 
 /// The body is read ahead of the reader in pieces of this size, at most [`AHEAD`] of them
 /// waiting: the transfer overlaps the hashing and classifying of what came before, in
-/// bounded memory.
+/// bounded memory. A piece is the body's own buffers, passed on without a copy.
 const PIECE: usize = 1 << 20;
 const AHEAD: usize = 4;
 
@@ -78,7 +79,7 @@ impl Object {
             object: self.clone(),
             offset,
             stream: None,
-            chunk: Bytes::new(),
+            chunks: VecDeque::new(),
             resumes: 0,
         }
     }
@@ -88,8 +89,9 @@ impl Object {
 pub struct ObjectReader {
     object: Object,
     offset: u64,
-    stream: Option<mpsc::Receiver<object_store::Result<Bytes>>>,
-    chunk: Bytes,
+    stream: Option<mpsc::Receiver<object_store::Result<Piece>>>,
+    /// The current piece's buffers not yet read, the first maybe partly.
+    chunks: VecDeque<Bytes>,
     resumes: u32,
 }
 
@@ -124,7 +126,7 @@ impl ObjectReader {
     }
 
     /// The next bytes of the current GET, `None` at its end.
-    fn next(&mut self) -> std::io::Result<Option<Bytes>> {
+    fn next(&mut self) -> std::io::Result<Option<Piece>> {
         if self.stream.is_none() {
             self.open()?;
         }
@@ -133,7 +135,7 @@ impl ObjectReader {
         };
         match stream.blocking_recv() {
             None => Ok(None),
-            Some(Ok(bytes)) => Ok(Some(bytes)),
+            Some(Ok(piece)) => Ok(Some(piece)),
             Some(Err(e)) => Err(self.failure(e)),
         }
     }
@@ -170,10 +172,14 @@ impl ObjectReader {
 impl Read for ObjectReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         loop {
-            if !self.chunk.is_empty() {
-                let n = self.chunk.len().min(out.len());
-                out[..n].copy_from_slice(&self.chunk[..n]);
-                self.chunk = self.chunk.slice(n..);
+            if let Some(chunk) = self.chunks.front_mut() {
+                let n = chunk.len().min(out.len());
+                out[..n].copy_from_slice(&chunk[..n]);
+                if n == chunk.len() {
+                    self.chunks.pop_front();
+                } else {
+                    *chunk = chunk.slice(n..);
+                }
                 self.offset += n as u64;
                 return Ok(n);
             }
@@ -181,7 +187,9 @@ impl Read for ObjectReader {
                 return Ok(0);
             }
             match self.next() {
-                Ok(Some(bytes)) => self.chunk = bytes,
+                Ok(Some(piece)) => self
+                    .chunks
+                    .extend(piece.into_iter().filter(|c| !c.is_empty())),
                 // Ended before the size first seen: the connection closed early.
                 Ok(None) => self.resume(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
@@ -193,28 +201,32 @@ impl Read for ObjectReader {
     }
 }
 
-/// The items of `body` in order, read ahead on the bucket's runtime into pieces of at
-/// least [`PIECE`] bytes (an error comes after every byte before it); dropping the
-/// receiver ends the read.
+/// Some of the body's buffers in order, at least [`PIECE`] bytes of them but at the end.
+type Piece = Vec<Bytes>;
+
+/// The items of `body` in order, read ahead on the bucket's runtime into pieces (an
+/// error comes after every byte before it); dropping the receiver ends the read.
 fn read_ahead(
     bucket: &super::Bucket,
     mut body: BoxStream<'static, object_store::Result<Bytes>>,
-) -> mpsc::Receiver<object_store::Result<Bytes>> {
+) -> mpsc::Receiver<object_store::Result<Piece>> {
     let (pieces, received) = mpsc::channel(AHEAD);
     bucket.spawn(async move {
-        let mut piece = BytesMut::new();
+        let (mut piece, mut size) = (Piece::new(), 0);
         while let Some(item) = body.next().await {
             let item = match item {
                 Ok(bytes) => {
-                    piece.extend_from_slice(&bytes);
-                    if piece.len() < PIECE {
+                    size += bytes.len();
+                    piece.push(bytes);
+                    if size < PIECE {
                         continue;
                     }
-                    Ok(piece.split().freeze())
+                    size = 0;
+                    Ok(std::mem::take(&mut piece))
                 }
                 Err(e) if piece.is_empty() => Err(e),
                 Err(e) => {
-                    if pieces.send(Ok(piece.split().freeze())).await.is_err() {
+                    if pieces.send(Ok(std::mem::take(&mut piece))).await.is_err() {
                         return;
                     }
                     Err(e)
@@ -226,7 +238,7 @@ fn read_ahead(
             }
         }
         if !piece.is_empty() {
-            let _ = pieces.send(Ok(piece.freeze())).await; // a dropped reader wants no more
+            let _ = pieces.send(Ok(piece)).await; // a dropped reader wants no more
         }
     });
     received
