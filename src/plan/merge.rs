@@ -443,49 +443,113 @@ fn lay_out<R: ReadRows>(
     schema: &Schema,
     target_file_rows: u64,
 ) {
-    let key = |r: &Record| r[schema.key].clone();
     // One bucket per file, and one past them for keys no file's range takes.
-    let mut buckets: Vec<Vec<(Value, Row)>> = vec![Vec::new(); files.len() + 1];
-    let mut changed = vec![false; files.len() + 1];
-    let mut removed = 0u64;
-    for (i, file) in files.iter().enumerate() {
-        plan.files_read += u64::from(file.read.is_some());
-        let Some(read) = &file.read else { continue };
-        for row in 0..read.len() {
-            if gone(i, row) {
-                changed[i] = true;
-                removed += 1;
-            } else {
-                buckets[i].push((read.key(row, schema), Row::Read { file: i, row }));
-            }
-        }
-    }
+    let mut buckets: Vec<Vec<(Value, Event)>> = vec![Vec::new(); files.len() + 1];
     let arrived = arriving.len() as u64;
     for event in arriving {
-        let at = bucket(files, &key(&event.record), target_file_rows, |i| {
-            files[i].read.is_some()
-        });
-        changed[at] = true;
-        buckets[at].push((key(&event.record), Row::Winner(event)));
+        let key = event.record[schema.key].clone();
+        let at = bucket(files, &key, target_file_rows, |i| files[i].read.is_some());
+        buckets[at].push((key, event));
     }
-    plan.rows_after = plan.rows_before + arrived - removed;
+    let mut removed = 0u64;
     for (i, mut bucket) in buckets.into_iter().enumerate() {
-        if !changed[i] {
+        let read = files.get(i).and_then(|f| f.read.as_ref());
+        plan.files_read += u64::from(read.is_some());
+        bucket.sort_by(|a, b| a.0.cmp(&b.0));
+        let start = plan.rows.len();
+        let changed = !bucket.is_empty();
+        let dropped = match read {
+            Some(read) => merge_rows(
+                &mut plan.rows,
+                (i, read),
+                |row| gone(i, row),
+                bucket,
+                schema,
+            ),
+            None => {
+                plan.rows
+                    .extend(bucket.into_iter().map(|(_, e)| Row::Winner(e)));
+                0
+            }
+        };
+        removed += dropped;
+        if !changed && dropped == 0 {
+            plan.rows.truncate(start);
             if let Some(file) = files.get(i) {
                 plan.files.push(FileOut::Kept(file.path.clone()));
             }
             continue;
         }
         plan.files_rewritten += u64::from(i < files.len());
-        bucket.sort_by(|a, b| a.0.cmp(&b.0));
-        let start = plan.rows.len();
-        let rows = bucket.len() as u64;
-        plan.rows.extend(bucket.into_iter().map(|(_, row)| row));
+        let rows = (plan.rows.len() - start) as u64;
         for range in Split::by_target(rows, target_file_rows).ranges(rows) {
             plan.files
                 .push(FileOut::Written(start + range.start..start + range.end));
         }
     }
+    plan.rows_after = plan.rows_before + arrived - removed;
+}
+
+/// Appends to `out` the rows of file `file` but those `gone`, and the `arriving` rows
+/// (sorted by key), in key order, a file's row before an arriving one of an equal key;
+/// returns the rows left out. A file in key order (as Wharf writes them) takes one merge;
+/// one out of order (another writer's) is sorted whole, which orders rows the same way.
+fn merge_rows<R: ReadRows>(
+    out: &mut Vec<Row>,
+    (file, read): (usize, &R),
+    gone: impl Fn(usize) -> bool,
+    arriving: Vec<(Value, Event)>,
+    schema: &Schema,
+) -> u64 {
+    let start = out.len();
+    out.reserve(read.len() + arriving.len());
+    let mut arriving = arriving.into_iter().peekable();
+    let (mut dropped, mut last) = (0, None::<Value>);
+    for row in 0..read.len() {
+        if gone(row) {
+            dropped += 1;
+            continue;
+        }
+        let key = read.key(row, schema);
+        if last.as_ref().is_some_and(|last| *last > key) {
+            let mut taken: Vec<(Value, Event)> = Vec::new();
+            for row in out.drain(start..) {
+                if let Row::Winner(event) = row {
+                    taken.push((event.record[schema.key].clone(), event));
+                }
+            }
+            taken.extend(arriving);
+            return sort_rows(out, (file, read), gone, taken, schema);
+        }
+        while let Some((_, event)) = arriving.next_if(|(at, _)| *at < key) {
+            out.push(Row::Winner(event));
+        }
+        out.push(Row::Read { file, row });
+        last = Some(key);
+    }
+    out.extend(arriving.map(|(_, event)| Row::Winner(event)));
+    dropped
+}
+
+/// [`merge_rows`] for a file out of key order: every row with its key, sorted (stably, so
+/// a file's row comes before an arriving one of an equal key).
+fn sort_rows<R: ReadRows>(
+    out: &mut Vec<Row>,
+    (file, read): (usize, &R),
+    gone: impl Fn(usize) -> bool,
+    arriving: Vec<(Value, Event)>,
+    schema: &Schema,
+) -> u64 {
+    let kept: Vec<usize> = (0..read.len()).filter(|&row| !gone(row)).collect();
+    let dropped = (read.len() - kept.len()) as u64;
+    let mut rows: Vec<(Value, Row)> = kept
+        .into_iter()
+        .map(|row| (read.key(row, schema), Row::Read { file, row }))
+        .chain(arriving.into_iter().map(|(key, e)| (key, Row::Winner(e))))
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    out.extend(rows.into_iter().map(|(_, row)| row));
+    dropped
 }
 
 /// The bucket a new `key` of the date joins: [`file_for`] when the batch `read` that file,
@@ -534,7 +598,81 @@ fn entry<'m, T, R>(
 
 #[cfg(test)]
 mod tests {
-    use super::Outcome;
+    use super::*;
+    use crate::contract::Instant;
+
+    /// An order event of `key` at `secs` past a day's start, told apart by `line`.
+    fn event(schema: &Schema, key: i64, secs: i64, line: u64) -> Event {
+        let mut r = vec![Value::Null; schema.fields.len()];
+        r[schema.event_id] = Value::Str(format!("e{key}-{line}").into());
+        r[schema.key] = Value::Int(key);
+        r[schema.order_by] = Value::Ts(Instant::from_parts(1_709_251_200 + secs, 0));
+        Event {
+            line,
+            record: r.into_boxed_slice(),
+        }
+    }
+
+    /// A rewritten file holds its kept rows and the arriving ones in key order, a
+    /// duplicate key's rows in the file's order: by one merge for a file in key order, by
+    /// a sort for one out of it (another writer's), to the same rows either way.
+    #[test]
+    fn a_rewritten_file_is_in_key_order_whether_or_not_its_rows_were() {
+        let schema = crate::config::fixtures::orders().schema.clone();
+        let date = Instant::from_parts(1_709_251_200, 0).utc_date();
+        let winners: Vec<Event> = [(4, 1), (9, 50), (2, 2), (10, 3), (0, 4)]
+            .iter()
+            .map(|&(key, secs)| event(&schema, key, secs, 100 + key as u64))
+            .collect();
+        let merged = |keys: &[i64]| {
+            let rows: Vec<Record> = keys
+                .iter()
+                .enumerate()
+                .map(|(line, &key)| event(&schema, key, 10, line as u64).record)
+                .collect();
+            let mut published = PublishedFiles::default();
+            let file = PublishedFile {
+                path: "event_date=2024-03-01/part-00000.parquet".into(),
+                rows: rows.len() as u64,
+                min: Some(Value::Int(1)),
+                max: Some(Value::Int(9)),
+                read: Some(rows),
+            };
+            published.by_date.insert(date, vec![file]);
+            let merged = merge_files(&winners, published, &schema, 1_000_000);
+            let day = &merged.dates[&date];
+            assert_eq!((day.inserted, day.updated, day.rows_after), (4, 1, 9));
+            let ids: Vec<String> = day
+                .rows
+                .iter()
+                .map(|e| match &e.record[schema.event_id] {
+                    Value::Str(id) => id.to_string(),
+                    other => panic!("event id {other:?}"),
+                })
+                .collect();
+            (ids, day.files.clone())
+        };
+        let want: Vec<&str> = ["e0-100", "e1-0", "e2-102", "e3-1", "e3-2", "e4-104", "e5-3"]
+            .into_iter()
+            .chain(["e9-109", "e10-110"])
+            .collect();
+        let (in_order, files) = merged(&[1, 3, 3, 5, 9]);
+        assert_eq!(in_order, want);
+        assert_eq!(files, [FileOut::Written(0..9)]);
+        let (out_of_order, files) = merged(&[5, 3, 9, 1, 3]);
+        let want: Vec<&str> = want
+            .iter()
+            .map(|id| match *id {
+                "e1-0" => "e1-3",
+                "e3-1" => "e3-1",
+                "e3-2" => "e3-4",
+                "e5-3" => "e5-0",
+                other => other,
+            })
+            .collect();
+        assert_eq!(out_of_order, want);
+        assert_eq!(files, [FileOut::Written(0..9)]);
+    }
 
     #[test]
     fn every_outcome_reads_back_from_its_code_and_no_other_text_does() {
