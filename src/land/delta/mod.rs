@@ -314,12 +314,38 @@ impl Table {
 
     /// Uploads `file` to its table path, invisible until a commit adds it.
     pub fn upload(&self, file: &NewFile) -> Result<u64> {
+        if let Some(size) = self.link_into_place(file)? {
+            return Ok(size);
+        }
         let target = self.store_path(&file.path)?;
         let put = crate::store::objects::put_file(&*self.objects.store, &target, file.local);
         self.objects
             .runtime
             .block_on(put)
             .map_err(|e| self.error("upload a data file", e))
+    }
+
+    /// [`Table::upload`] by a hard link, for a local table on the staged file's
+    /// filesystem: the file is written and fsynced already, and a copy through the store
+    /// would write every byte again. `None` when it cannot be linked: the caller copies.
+    fn link_into_place(&self, file: &NewFile) -> Result<Option<u64>> {
+        let target = match self.objects.root.join(&file.path) {
+            Ok(url) if url.scheme() == "file" => url.to_file_path().ok(),
+            _ => None,
+        };
+        let Some((target, folder)) = target.and_then(|t| Some((t.clone(), t.parent()?.to_owned())))
+        else {
+            return Ok(None);
+        };
+        crate::store::atomic::create_dir_all(&folder)?;
+        if std::fs::hard_link(file.local, &target).is_err() {
+            return Ok(None); // another filesystem, or a leftover of this name: copied over
+        }
+        crate::store::atomic::sync_dir(&folder)?;
+        let size = std::fs::metadata(&target)
+            .map_err(|e| self.error("upload a data file", e))?
+            .len();
+        Ok(Some(size))
     }
 
     /// Deletes data files no version references (a crashed or conflicted landing's).
