@@ -7,8 +7,9 @@
 //!   only the rewritten files);
 //! - every file the Spark engine writes has the key column's min/max statistics and a
 //!   bloom filter on it, read back through `store::key_files`, the code merges find keys by;
-//! - 50 micro-batches merged one by one on Spark publish what the whole day landed at
-//!   once does, and every key lives on exactly one date.
+//! - 50 micro-batches merged one by one on Spark, on a hive root and on a Delta table,
+//!   publish what the whole day landed at once does, and every key lives on exactly one
+//!   date.
 //!
 //! Scaled down (hundreds of keys, `target_file_rows` of tens) so that a date holds many
 //! files; the landings run in this process, one Spark session for a whole sequence.
@@ -293,7 +294,7 @@ fn assert_files_carry_stats_and_filters(product: &Product, format: Format) {
     );
 }
 
-fn fifty_batches_equal_the_day_at_once(format: Format, batches: usize) {
+fn batches_equal_the_day_at_once(format: Format, batches: usize) {
     let _server = engines::server();
     let settings = "target_file_rows = 60";
     let lines = day_of_orders(400, 7);
@@ -350,12 +351,10 @@ fn rows(product: &Product, format: Format) -> Rows {
 
 #[test]
 fn fifty_micro_batches_on_spark_equal_the_day_landed_at_once_on_hive() {
-    fifty_batches_equal_the_day_at_once(Format::Hive, 50);
+    batches_equal_the_day_at_once(Format::Hive, 50);
 }
 
-/// Fewer on Delta: a Spark landing costs seconds, and the table's commits are proved
-/// batch by batch above.
 #[test]
-fn ten_micro_batches_on_spark_equal_the_day_landed_at_once_on_delta() {
-    fifty_batches_equal_the_day_at_once(Format::Delta, 10);
+fn fifty_micro_batches_on_spark_equal_the_day_landed_at_once_on_delta() {
+    batches_equal_the_day_at_once(Format::Delta, 50);
 }
