@@ -19,6 +19,7 @@ use object_store::path::Path as StorePath;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde_json::Value;
 
+mod console;
 mod race;
 
 use super::{Root, kit, s3_env};
