@@ -123,16 +123,7 @@ pub struct Encoded {
 /// of a batch at a time and with no record a row: a merge reads a whole file this way.
 /// A file of several row groups is decoded in two halves on two threads, then joined.
 pub fn encoded(source: Source, schema: &Schema) -> Result<Encoded> {
-    let (path, input) = match source {
-        Source::Path(path) => {
-            let bytes = std::fs::read(&path).map_err(|e| Error::CorruptState {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
-            (path, bytes::Bytes::from(bytes))
-        }
-        Source::Fetched(path, bytes) => (path, bytes),
-    };
+    let (path, input) = bytes_of(source)?;
     let corrupt = |e: parquet::errors::ParquetError| Error::CorruptState {
         path: path.clone(),
         detail: e.to_string(),
@@ -187,6 +178,20 @@ pub fn encoded(source: Source, schema: &Schema) -> Result<Encoded> {
         out.append(part?);
     }
     Ok(out)
+}
+
+/// `source`'s bytes, whole, and its name for errors.
+fn bytes_of(source: Source) -> Result<(PathBuf, bytes::Bytes)> {
+    match source {
+        Source::Path(path) => match std::fs::read(&path) {
+            Ok(bytes) => Ok((path, bytes.into())),
+            Err(e) => Err(Error::CorruptState {
+                path,
+                detail: e.to_string(),
+            }),
+        },
+        Source::Fetched(path, bytes) => Ok((path, bytes)),
+    }
 }
 
 /// The rows of `reader`'s batches, encoded, in buffers with room for `rows` rows.
