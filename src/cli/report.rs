@@ -284,38 +284,27 @@ pub fn inert(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Counts, Refusal};
+    use crate::plan::{Counts, Owner, Refusal};
 
     /// A plan the Spark engine refused on the reject cap before any Spark job: what its
     /// driver counted stays a number, what only the row work counts is null.
     fn refused_before_the_row_work() -> Plan {
-        Plan {
-            product: "orders".into(),
+        let owner = Owner {
             input_name: "day.jsonl".into(),
             input_sha256: "ab".repeat(32),
-            action: Action::Refuse,
+        };
+        Plan {
             refusal: Some(Refusal::RejectCap {
                 rejected: 3,
                 max: 1,
             }),
-            allowed_shrink: Vec::new(),
-            allowed_growth: Vec::new(),
             counts: Counts {
                 lines: 10,
                 accepted: 7,
                 rejected: 3,
                 ..Counts::default()
             },
-            dates: Vec::new(),
-            unranked: true,
-            findings: Vec::new(),
-            spilled: None,
-            parts: Vec::new(),
-            run_id: String::new(),
-            landed: None,
-            reland: false,
-            added_columns: Vec::new(),
-            object: None,
+            ..Plan::without_rows("orders", owner, Action::Refuse)
         }
     }
 

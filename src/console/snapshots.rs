@@ -507,25 +507,15 @@ fn a_plan_refused_before_the_row_work() {
         ties_by_arrival: 0,
         ..ranked.counts.clone()
     };
-    let unranked = crate::plan::Plan {
-        product: ranked.product.clone(),
+    let owner = crate::plan::Owner {
         input_name: ranked.input_name.clone(),
         input_sha256: ranked.input_sha256.clone(),
-        action: ranked.action,
+    };
+    let unranked = crate::plan::Plan {
         refusal: ranked.refusal.clone(),
-        allowed_shrink: Vec::new(),
-        allowed_growth: Vec::new(),
         counts,
-        dates: Vec::new(),
-        unranked: true,
         findings: ranked.findings.clone(),
-        spilled: None,
-        parts: Vec::new(),
-        run_id: String::new(),
-        landed: None,
-        reland: false,
-        added_columns: Vec::new(),
-        object: None,
+        ..crate::plan::Plan::without_rows(&ranked.product, owner, ranked.action)
     };
     c.app.inbox.plan = super::app::PlanState::Ready(std::sync::Arc::new(unranked));
     c.step(Msg::Resize(140, 45));

@@ -166,25 +166,16 @@ pub fn decide(
     let standing = checkpoint
         .filter(|c| c.input_sha256 == owner.input_sha256)
         .map(|c| landed(c, published));
+    // The run's schema (`added_columns`) is the caller's, land::columns; the input's
+    // object stamp is set by land.
     let mut plan = Plan {
-        product: policy.product.clone(),
-        input_name: owner.input_name.clone(),
-        input_sha256: owner.input_sha256.clone(),
-        action: Action::Publish,
-        refusal: None,
-        allowed_shrink: Vec::new(),
-        allowed_growth: Vec::new(),
         counts: census.counts.clone(),
         dates,
         unranked: census.unranked,
-        findings: Vec::new(),
-        spilled: None,
         parts: census.parts.clone(),
-        run_id: String::new(),
         reland: standing.is_some(),
         landed: standing,
-        added_columns: Vec::new(), // the run's schema is the caller's: land::columns
-        object: None,              // the input's, set by land
+        ..Plan::without_rows(&policy.product, owner, Action::Publish)
     };
     let shrinking: Vec<_> = plan
         .dates
