@@ -430,16 +430,9 @@ pub fn publish(
     }
     state::write_manifest(config, &manifest)?;
     failpoint::hit("after_manifest");
-    let live: BTreeSet<String> = found
-        .files
-        .iter()
-        .map(|f| f.path.clone())
-        .filter(|p| !remove.contains(p))
-        .chain(uploaded.iter().map(|f| f.path.clone()))
-        .collect();
     // The vacuum is housekeeping, like the checkpoint: the commit stands whatever it does,
     // and a failure leaves unreferenced files, never a record naming deleted ones.
-    let _ = delta_trash::settle(config, found, &mut trash, &live);
+    let _ = delta_trash::settle(config, found, &mut trash, (&remove, &uploaded));
     Ok(version)
 }
 

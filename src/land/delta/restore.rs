@@ -91,14 +91,7 @@ pub fn restore(config: &Config, found: &Found, date: Date, started: Instant) -> 
     if let Some(generations) = trash.dates.get_mut(&key) {
         generations.retain(|g| g != &newest);
     }
-    let live: BTreeSet<String> = found
-        .files
-        .iter()
-        .map(|f| f.path.clone())
-        .filter(|p| !remove.contains(p))
-        .chain(add.iter().map(|f| f.path.clone()))
-        .collect();
-    let _ = delta_trash::settle(config, found, &mut trash, &live); // housekeeping only
+    let _ = delta_trash::settle(config, found, &mut trash, (&remove, &add)); // housekeeping only
     let owner = newest.owner.map(|o| o.input_name);
     log_restore(
         config,

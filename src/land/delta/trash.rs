@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::contract::Date;
 use crate::error::{Error, Result};
-use crate::land::delta::TableFile;
 use crate::land::delta::commit::{self, Found};
 use crate::land::delta::pending as delta_pending;
+use crate::land::delta::{AddFile, TableFile};
 use crate::plan::{Manifest, Owner};
 use crate::store::state_store::StateStore;
 use crate::store::{failpoint, state};
@@ -148,13 +148,22 @@ pub fn prune(trash: &mut DeltaTrash, keep: usize, live: &BTreeSet<String>) -> Ve
 /// After a commit: prunes, writes the record, then deletes the pruned files. They are
 /// named in the pending record first, so a crash or a failed delete before they are gone
 /// leaves them to the next landing's clean-up, not stored and named nowhere.
+/// The version after the commit holds `found`'s files but those it removed, and those it
+/// `added`.
 pub fn settle(
     config: &Config,
     found: &Found,
     trash: &mut DeltaTrash,
-    live: &BTreeSet<String>,
+    (removed, added): (&BTreeSet<String>, &[AddFile]),
 ) -> Result<()> {
-    let doomed = prune(trash, config.keep_generations, live);
+    let live: BTreeSet<String> = found
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .filter(|p| !removed.contains(p))
+        .chain(added.iter().map(|f| f.path.clone()))
+        .collect();
+    let doomed = prune(trash, config.keep_generations, &live);
     if doomed.is_empty() {
         return write(config, trash);
     }
