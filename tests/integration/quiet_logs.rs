@@ -103,26 +103,6 @@ fn a_failed_hook_webhook_or_lineage_post_logs_no_secret() {
         text.stderr
     );
 
-    // Each hook failed and said so, naming it by its origin or program.
-    let webhook = format!("POST http://127.0.0.1:{hook_port}: the server answered 500");
-    let lineage = format!("POST http://127.0.0.1:{lineage_port}: the request failed");
-    for stderr in [&json.stderr, &text.stderr] {
-        for says in [
-            webhook.as_str(),
-            lineage.as_str(),
-            "to command `sh`: it failed",
-        ] {
-            assert!(stderr.contains(says), "{says:?} not in {stderr}");
-        }
-    }
-    // The webhook got the alerts (refused and error, twice), and was asked by path.
-    let asked: Vec<String> = requests.try_iter().collect();
-    assert_eq!(asked.len(), 4, "{asked:?}");
-    assert!(
-        asked[0].contains(hook_path) && asked[0].contains(hook_query),
-        "{asked:?}"
-    );
-
     let mut outputs = vec![
         ("run --json stdout".to_owned(), json.stdout.clone()),
         ("run --json stderr".to_owned(), json.stderr.clone()),
@@ -142,4 +122,23 @@ fn a_failed_hook_webhook_or_lineage_post_logs_no_secret() {
             assert!(!text.contains(secret), "{name} carries {secret}:\n{text}");
         }
     }
+    // Each hook failed and said so, naming it by its origin or program.
+    let webhook = format!("POST http://127.0.0.1:{hook_port}: the server answered 500");
+    let lineage = format!("POST http://127.0.0.1:{lineage_port}: the request failed");
+    for stderr in [&json.stderr, &text.stderr] {
+        for says in [
+            webhook.as_str(),
+            lineage.as_str(),
+            "to command `sh`: it failed",
+        ] {
+            assert!(stderr.contains(says), "{says:?} not in {stderr}");
+        }
+    }
+    // The webhook got the alerts (refused and error, twice), and was asked by path.
+    let asked: Vec<String> = requests.try_iter().collect();
+    assert_eq!(asked.len(), 4, "{asked:?}");
+    assert!(
+        asked[0].contains(hook_path) && asked[0].contains(hook_query),
+        "{asked:?}"
+    );
 }
