@@ -279,6 +279,10 @@ fn busy_stale_and_fresh_alerts_come_from_the_watch() {
     let stale_at = got.iter().position(|a| a["event"] == "stale").unwrap();
     assert!(stale_at < fresh, "{seen:?}");
     assert_eq!(product.dates(), ["2024-03-01"]);
+    // The watch's landing reports lineage as `run` does, to the spec.
+    let runs = crate::kit::lineage::check_events(&ndjson(&product.path().join("lineage.ndjson")));
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].action.as_deref(), Some("published"));
 }
 
 #[test]
