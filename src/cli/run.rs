@@ -57,6 +57,7 @@ fn land_all(
     let mut worst = exit::SUCCESS;
     for path in &paths {
         let mut bar = Bar::new(&input_name(path), json);
+        let started = land::Started::now();
         let landed = land::run(config, engine.as_mut(), path, options, &mut |p| {
             bar.update(p)
         });
@@ -64,7 +65,7 @@ fn land_all(
         match &landed {
             Ok(outcome) => pager.landed(outcome),
             Err(e) if e.is_busy() => pager.busy(path),
-            Err(e) => pager.failed(path, e),
+            Err(e) => pager.failed(path, e, started),
         }
         let code = match landed {
             Ok(outcome) => {

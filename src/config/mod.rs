@@ -63,7 +63,8 @@ pub struct Config {
     pub mostly: Vec<(String, f64)>,
     /// Which engine does the row work (`[engine]`).
     pub engine: EngineConfig,
-    /// Freshness, alerts and lineage (`max_silence`, `lineage`, `[alerts]`).
+    /// Freshness, alerts and lineage (`max_silence`, `lineage`, `lineage_namespace`,
+    /// `[alerts]`).
     pub paging: Paging,
 }
 
@@ -105,6 +106,7 @@ struct RawConfig {
     engine: engine::RawEngine,
     max_silence: Option<String>,
     lineage: Option<String>,
+    lineage_namespace: Option<String>,
     alerts: Option<paging::RawAlerts>,
     poll: Option<String>,
     rescan: Option<String>,
@@ -359,6 +361,7 @@ fn validate(raw: RawConfig, folder: &Path) -> std::result::Result<Config, String
     let paging = paging::validate(
         raw.max_silence.as_deref(),
         raw.lineage.as_deref(),
+        raw.lineage_namespace.as_deref(),
         raw.alerts,
         folder,
     )?;

@@ -1,6 +1,7 @@
 //! What pages the on-call for a product: `max_silence` (freshness), `lineage` (where
-//! OpenLineage events go) and the `[alerts]` section (a command and a webhook fed one
-//! JSON document per event). [`Paging`] is the validated form; `crate::page` acts on it.
+//! OpenLineage events go), `lineage_namespace` (their job's namespace) and the
+//! `[alerts]` section (a command and a webhook fed one JSON document per event).
+//! [`Paging`] is the validated form; `crate::page` acts on it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,7 +14,21 @@ pub struct Paging {
     /// No publish for this long while watched is a freshness breach.
     pub max_silence: Option<Duration>,
     pub lineage: Option<LineageTarget>,
+    /// The OpenLineage job namespace; `None`: [`DEFAULT_JOB_NAMESPACE`].
+    pub lineage_namespace: Option<String>,
     pub alerts: Alerts,
+}
+
+/// The job namespace of a product's lineage events unless `lineage_namespace` says.
+pub const DEFAULT_JOB_NAMESPACE: &str = "wharf";
+
+impl Paging {
+    /// The namespace of the lineage events' job (the product is its name).
+    pub fn job_namespace(&self) -> &str {
+        self.lineage_namespace
+            .as_deref()
+            .unwrap_or(DEFAULT_JOB_NAMESPACE)
+    }
 }
 
 /// Where a product's OpenLineage run events go.
@@ -70,6 +85,7 @@ pub(super) struct RawAlerts {
 pub(super) fn validate(
     max_silence: Option<&str>,
     lineage: Option<&str>,
+    lineage_namespace: Option<&str>,
     alerts: Option<RawAlerts>,
     folder: &Path,
 ) -> Result<Paging, String> {
@@ -77,6 +93,7 @@ pub(super) fn validate(
         .map(|v| duration("max_silence", v))
         .transpose()?;
     let lineage = lineage.map(|v| lineage_target(v, folder)).transpose()?;
+    let lineage_namespace = lineage_namespace.map(job_namespace).transpose()?;
     let raw = alerts.unwrap_or_default();
     let defaults = Alerts::default();
     if raw.command.first().is_some_and(|c| c.trim().is_empty()) {
@@ -93,6 +110,7 @@ pub(super) fn validate(
     Ok(Paging {
         max_silence,
         lineage,
+        lineage_namespace,
         alerts: Alerts {
             command: raw.command,
             webhook: raw.webhook,
@@ -126,9 +144,23 @@ fn lineage_target(value: &str, folder: &Path) -> Result<LineageTarget, String> {
     if value.starts_with("http://") || value.starts_with("https://") {
         return Ok(LineageTarget::Http(value.to_owned()));
     }
-    Err(format!(
-        "lineage = {value:?} is neither \"file:PATH\" nor an http(s):// OpenLineage endpoint"
-    ))
+    // Not quoted: a mistyped endpoint may carry a token in its path or query.
+    Err(
+        "lineage is neither \"file:PATH\" nor an http(s):// OpenLineage endpoint \
+         (http://host:port/api/v1/lineage)"
+            .to_owned(),
+    )
+}
+
+/// `lineage_namespace = "…"`: one line of printable text, as a lineage tool shows it.
+fn job_namespace(value: &str) -> Result<String, String> {
+    if value.trim().is_empty() || value.trim() != value || value.chars().any(char::is_control) {
+        return Err(format!(
+            "lineage_namespace = {value:?} must be a name without surrounding spaces or \
+             control characters, e.g. \"wharf\" or \"prod-lake\""
+        ));
+    }
+    Ok(value.to_owned())
 }
 
 #[cfg(test)]
@@ -138,15 +170,39 @@ mod tests {
     #[test]
     fn durations_and_targets() {
         let folder = Path::new("/p");
-        let paging = validate(Some("2h"), Some("file:l.ndjson"), None, folder).unwrap();
+        let paging = validate(Some("2h"), Some("file:l.ndjson"), None, None, folder).unwrap();
         assert_eq!(paging.max_silence, Some(Duration::from_secs(7200)));
         assert_eq!(
             paging.lineage,
             Some(LineageTarget::File(PathBuf::from("/p/l.ndjson")))
         );
         assert!(!paging.alerts.any());
-        assert!(validate(Some("0s"), None, None, folder).is_err());
-        assert!(validate(Some("soon"), None, None, folder).is_err());
-        assert!(validate(None, Some("ftp://x"), None, folder).is_err());
+        assert_eq!(paging.job_namespace(), "wharf");
+        assert!(validate(Some("0s"), None, None, None, folder).is_err());
+        assert!(validate(Some("soon"), None, None, None, folder).is_err());
+        assert!(validate(None, Some("ftp://x"), None, None, folder).is_err());
+    }
+
+    #[test]
+    fn a_job_namespace_is_one_printable_name() {
+        let folder = Path::new("/p");
+        let named = validate(None, None, Some("prod-lake"), None, folder).unwrap();
+        assert_eq!(named.job_namespace(), "prod-lake");
+        for bad in ["", " ", " lake", "a\nb"] {
+            assert!(
+                validate(None, None, Some(bad), None, folder).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_lineage_target_is_not_quoted() {
+        let secret = "https:/hooks.example/T0/B0/tok3n?token=s3cr3t";
+        let error = validate(None, Some(secret), None, None, Path::new("/p")).unwrap_err();
+        assert!(
+            !error.contains("tok3n") && !error.contains("s3cr3t"),
+            "{error}"
+        );
     }
 }

@@ -21,9 +21,10 @@ pub mod root;
 pub mod runlog;
 #[cfg(test)]
 mod seam;
+mod started;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, SystemTime};
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -34,6 +35,7 @@ use crate::store::failpoint;
 use root::PublishRoot;
 
 pub use crate::engine::Progress;
+pub use started::Started;
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +61,10 @@ pub struct RunOutcome {
     pub status: RunStatus,
     pub plan: Plan,
     pub duration_ms: u64,
+    /// When the landing began, and how long it took on the monotonic clock: the times
+    /// of its lineage events.
+    pub started: Started,
+    pub took: Duration,
 }
 
 /// Plans `path` without writing anything: `engine` reads it once (hash, classify, rank,
@@ -201,8 +207,8 @@ pub fn run(
     options: DecideOptions,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutcome> {
-    let started = Instant::now();
-    let config = &config.at_start(std::time::SystemTime::now()); // §1.2's `now`
+    let started = Started::now();
+    let config = &config.at_start(SystemTime::now()); // §1.2's `now`
     refuse_unclosed(path, &config.set_marker)?;
     let _lock = lock::acquire(config)?; // §5.2: busy touches nothing
     failpoint::hit("after_lock");
@@ -237,7 +243,8 @@ pub fn run(
             (RunStatus::Published, Some(published))
         }
     };
-    let duration_ms = started.elapsed().as_millis() as u64;
+    let took = started.elapsed();
+    let duration_ms = took.as_millis() as u64;
     let mut record = run_record(config, &plan, status, &now, duration_ms);
     let (swaps, table_version) =
         publication.map_or((Vec::new(), None), |p| (p.swaps, p.table_version));
@@ -252,6 +259,8 @@ pub fn run(
         status,
         plan,
         duration_ms,
+        started,
+        took,
     })
 }
 
@@ -358,7 +367,12 @@ pub fn new_run_id() -> String {
 
 /// Now, UTC, RFC 3339 with microseconds.
 pub fn timestamp_now() -> String {
-    chrono::Utc::now()
+    timestamp_of(SystemTime::now())
+}
+
+/// `time`, UTC, RFC 3339 with microseconds (truncated, so text order is time order).
+pub fn timestamp_of(time: SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(time)
         .format("%Y-%m-%dT%H:%M:%S%.6fZ")
         .to_string()
 }

@@ -2,6 +2,8 @@
 //! a landing never waits for them. Each delivery is bounded in time: the alert command
 //! is killed after its timeout, a POST gives up after it. A failure costs one line on
 //! stderr (naming the hook, the event and the run id, never the document), nothing else.
+//! The line names a URL by its scheme, host and port and a command by its program: a
+//! URL's path and query and a command's arguments may carry a token.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -118,22 +120,24 @@ fn deliver(parcel: &Parcel, http: &mut Option<Http>, timeout: Duration) -> Resul
 
 fn describe(target: &Target) -> String {
     match target {
-        Target::Command(argv) => format!("command `{}`", inert(&argv.join(" "))),
-        Target::Post(url) => format!("POST {}", inert(&redact(url))),
+        Target::Command(argv) => {
+            let program = argv.first().map_or("", String::as_str);
+            format!("command `{}`", inert(program))
+        }
+        Target::Post(url) => format!("POST {}", inert(&origin(url))),
         Target::Append(path) => inert(&path.display().to_string()),
     }
 }
 
-/// A URL without its user-info (a webhook's token must not reach a log).
-fn redact(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((_, host)) if !host.contains('/') || rest.find('@') < rest.find('/') => {
-                format!("{scheme}://…@{host}")
-            }
-            _ => url.to_owned(),
-        },
-        None => url.to_owned(),
+/// A URL's scheme, host and port only: no user-info, path, query or fragment.
+fn origin(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => {
+            let host = parsed.host_str().unwrap_or("");
+            let port = parsed.port().map(|p| format!(":{p}")).unwrap_or_default();
+            format!("{}://{host}{port}", parsed.scheme())
+        }
+        Err(_) => "an unreadable URL".to_owned(),
     }
 }
 
@@ -226,11 +230,26 @@ impl Http {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::*;
 
     #[test]
-    fn a_url_loses_its_credentials() {
-        assert_eq!(redact("https://u:p@h.example/x"), "https://…@h.example/x");
-        assert_eq!(redact("https://h.example/x"), "https://h.example/x");
+    fn a_url_is_named_by_its_scheme_host_and_port() {
+        assert_eq!(origin("https://u:p@h.example/x"), "https://h.example");
+        assert_eq!(origin("https://h.example/x?token=t#f"), "https://h.example");
+        assert_eq!(
+            origin("http://127.0.0.1:9/hook/T0/s3cr3t"),
+            "http://127.0.0.1:9"
+        );
+        assert_eq!(origin("http://[::1]:8080/a"), "http://[::1]:8080");
+        assert_eq!(origin("not a url"), "an unreadable URL");
+    }
+
+    #[test]
+    fn a_command_is_named_by_its_program() {
+        let argv = ["notify".to_owned(), "--token".into(), "s3cr3t".into()];
+        assert_eq!(
+            describe(&Target::Command(argv.to_vec())),
+            "command `notify`"
+        );
     }
 }

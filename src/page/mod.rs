@@ -21,7 +21,7 @@ use serde_json::Value as Json;
 
 use crate::config::{Config, LineageTarget};
 use crate::error::Error;
-use crate::land::{self, RunOutcome, RunStatus, quarantine};
+use crate::land::{self, RunOutcome, RunStatus, Started, quarantine};
 use alert::Event;
 use deliver::{Courier, Target};
 use freshness::last_publish;
@@ -131,9 +131,9 @@ impl Pager {
         }
     }
 
-    /// Landing `input` failed with `error`.
-    pub fn failed(&self, input: &Path, error: &Error) {
-        self.shared.failed(input, error);
+    /// Landing `input`, begun at `started`, failed with `error`.
+    pub fn failed(&self, input: &Path, error: &Error, started: Started) {
+        self.shared.failed(input, error, started);
     }
 
     /// Stops the ticker, and waits for every queued delivery.
@@ -184,11 +184,7 @@ impl Shared {
         if let Some(alert) = alert::refused(&self.config, outcome, &now) {
             self.alert(Event::Refused, &alert, &plan.run_id);
         }
-        let started = started_at(outcome.duration_ms);
-        self.lineage(
-            lineage::of_outcome(&self.config, outcome, &started, &now),
-            &plan.run_id,
-        );
+        self.lineage(lineage::of_outcome(&self.config, outcome), &plan.run_id);
     }
 
     fn published(&self, now: &str, unix: f64) {
@@ -207,7 +203,7 @@ impl Shared {
         }
     }
 
-    fn failed(&self, input: &Path, error: &Error) {
+    fn failed(&self, input: &Path, error: &Error, started: Started) {
         let now = land::timestamp_now();
         let run_id = land::new_run_id();
         self.metrics.landed("error", 0.0);
@@ -216,10 +212,8 @@ impl Shared {
         self.lock().busy = None;
         let alert = alert::error(&self.config, input, &error.to_string(), &run_id, &now);
         self.alert(Event::Error, &alert, &run_id);
-        self.lineage(
-            lineage::of_error(&self.config, input, &run_id, &now),
-            &run_id,
-        );
+        let events = lineage::of_error(&self.config, input, error, &run_id, started);
+        self.lineage(events, &run_id);
     }
 
     fn tick(&self) {
@@ -321,11 +315,4 @@ fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// When a landing that took `duration_ms` and ended now started, as the run log writes
-/// times.
-fn started_at(duration_ms: u64) -> String {
-    let start = chrono::Utc::now() - chrono::Duration::milliseconds(duration_ms as i64);
-    start.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }

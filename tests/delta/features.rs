@@ -12,7 +12,7 @@ use super::{DAY, Root, delta_product, kit, run, wharf};
 
 /// Commits, as another writer, the next version of the local table at `table`: the
 /// protocol with `writer_features` and the metadata with `configuration` added.
-fn other_writer_commits(table: &Path, writer_features: &[&str], configuration: Value) {
+pub(super) fn other_writer_commits(table: &Path, writer_features: &[&str], configuration: Value) {
     let root = Root::local(table);
     let commits = root.commits();
     let mut metadata = commits

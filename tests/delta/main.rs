@@ -13,6 +13,7 @@ mod foreign;
 mod guards;
 #[path = "../kit/mod.rs"]
 mod kit;
+mod lineage;
 mod merge;
 mod s3_console;
 mod s3_faults;

@@ -206,9 +206,22 @@ fn refused_and_error_alerts_name_the_input_and_the_run() {
         .collect();
     assert_eq!(types, ["START", "FAIL"]);
     assert_eq!(of_run[1]["job"]["name"], "orders");
+    // The refusal's sentence: its code, the field and the line, never the value.
     assert_eq!(
         of_run[1]["run"]["facets"]["errorMessage"]["message"],
-        "prohibited_field"
+        "prohibited_field `email` on line 2: the file carries a prohibited field; ask the producer to drop it"
+    );
+    assert_eq!(of_run[1]["job"]["namespace"], "wharf");
+    // Both landings' events hold to the spec; the error's FAIL says what stderr said.
+    let runs = crate::kit::lineage::check_events(&lineage);
+    let error = runs.iter().find(|r| r.action.is_none()).unwrap();
+    assert!(
+        error
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("broken.jsonl.json is corrupt"),
+        "{error:?}"
     );
     assert!(
         of_run[1]["inputs"][0]["name"]
@@ -266,6 +279,10 @@ fn busy_stale_and_fresh_alerts_come_from_the_watch() {
     let stale_at = got.iter().position(|a| a["event"] == "stale").unwrap();
     assert!(stale_at < fresh, "{seen:?}");
     assert_eq!(product.dates(), ["2024-03-01"]);
+    // The watch's landing reports lineage as `run` does, to the spec.
+    let runs = crate::kit::lineage::check_events(&ndjson(&product.path().join("lineage.ndjson")));
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].action.as_deref(), Some("published"));
 }
 
 #[test]

@@ -12,6 +12,7 @@
 pub mod dataset;
 pub mod events;
 pub mod fixture;
+pub mod lineage;
 pub mod product;
 pub mod rng;
 pub mod rules;
