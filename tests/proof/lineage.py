@@ -4,8 +4,8 @@ from the client's classes, which are generated from the spec's JSON schema and e
 its required fields, the eventType enum, a UUID runId, an ISO date-time with a time, and
 URI producers and schema URLs; the client's serialisation of the rebuilt event must equal
 Wharf's event. Also: a START then a COMPLETE or FAIL per run id, never two of either.
-The JSON Schema validation itself runs in cargo test (tests/kit/lineage.rs, against the
-schemas vendored in tests/openlineage/, which no PyPI package ships)."""
+The JSON Schema validation itself runs in cargo test (tests/kit/lineage.rs, against
+OpenLineage's schemas where the machine has them: no PyPI package ships them)."""
 
 import json
 import sys
