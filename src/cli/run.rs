@@ -2,6 +2,7 @@
 //! (carrying on past a refusal; exit 3 at the end if any was refused).
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use super::plan::input_name;
 use super::progress::Bar;
@@ -12,7 +13,7 @@ use crate::error::Result;
 use crate::exit;
 use crate::inbox;
 use crate::land::{self, RunStatus};
-use crate::page::Pager;
+use crate::page::{Pager, textfile};
 use crate::plan::DecideOptions;
 
 /// `wharf run`'s flags.
@@ -24,13 +25,14 @@ pub struct RunOptions {
 
 pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool) -> Result<u8> {
     let pager = Pager::new(config);
-    if let Some(path) = &flags.metrics_file {
-        pager.metrics().carry_over(path);
-    }
     let worst = land_all(config, input, flags.options, json, &pager);
     if let Some(path) = &flags.metrics_file {
         pager.settle();
-        pager.metrics().write_textfile(path)?;
+        // Read back as late as can be, so a run that overlapped this one is counted too.
+        if let Err(why) = textfile::carry_over(pager.metrics(), path) {
+            super::say(&format!("wharf: --metrics-file {why}"));
+        }
+        textfile::write(pager.metrics(), path)?;
     }
     pager.finish();
     worst
@@ -57,6 +59,7 @@ fn land_all(
     let mut worst = exit::SUCCESS;
     for path in &paths {
         let mut bar = Bar::new(&input_name(path), json);
+        let started = Instant::now();
         let landed = land::run(config, engine.as_mut(), path, options, &mut |p| {
             bar.update(p)
         });
@@ -64,7 +67,7 @@ fn land_all(
         match &landed {
             Ok(outcome) => pager.landed(outcome),
             Err(e) if e.is_busy() => pager.busy(path),
-            Err(e) => pager.failed(path, e),
+            Err(e) => pager.failed(path, e, started),
         }
         let code = match landed {
             Ok(outcome) => {

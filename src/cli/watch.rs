@@ -70,7 +70,11 @@ fn page_report(pager: &Pager, event: &Report<'_>) {
     match event {
         Report::Landed(outcome) => pager.landed(outcome),
         Report::Busy { path, .. } => pager.busy(path),
-        Report::Failed { path, error } => pager.failed(path, error),
+        Report::Failed {
+            path,
+            error,
+            started,
+        } => pager.failed(path, error, *started),
         Report::Trouble(_) => {}
     }
 }
@@ -118,7 +122,7 @@ fn print(event: Report<'_>, json: bool) {
             }
             report::busy_json(path, error).to_string()
         }
-        Report::Failed { path, error } => {
+        Report::Failed { path, error, .. } => {
             super::say(&format!("wharf: {error}; watching goes on"));
             if !json {
                 return;

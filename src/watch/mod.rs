@@ -51,8 +51,12 @@ pub enum Report<'a> {
     /// table's next version first; `path` is tried again later. Reported once per spell
     /// of busy retries.
     Busy { path: &'a Path, error: &'a Error },
-    /// Landing `path` failed; watching goes on.
-    Failed { path: &'a Path, error: &'a Error },
+    /// Landing `path`, begun at `started`, failed; watching goes on.
+    Failed {
+        path: &'a Path,
+        error: &'a Error,
+        started: Instant,
+    },
     /// Something not about one input went wrong (listing the inbox, the ledger);
     /// watching goes on.
     Trouble(&'a Error),
@@ -288,6 +292,7 @@ impl<'c> Watch<'c> {
     ) -> bool {
         // Discovery never relands (§5.4): a landed input is a skip.
         let options = DecideOptions::default();
+        let started = Instant::now();
         let landed = land::run(
             self.config,
             self.engine.as_mut(),
@@ -337,6 +342,7 @@ impl<'c> Watch<'c> {
                 report(Report::Failed {
                     path: &entry.path,
                     error: &error,
+                    started,
                 });
                 false
             }
