@@ -17,6 +17,7 @@ mod engine;
 mod landing;
 mod merge;
 mod merge_files;
+mod metrics_file;
 mod paging;
 mod progress;
 mod prometheus;
