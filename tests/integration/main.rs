@@ -27,5 +27,6 @@ mod rerun;
 mod rescue;
 mod rules;
 mod sets;
+mod textfile_collector;
 mod watch;
 mod watching;

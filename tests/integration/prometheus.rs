@@ -22,7 +22,7 @@ use crate::kit::{Product, event};
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A child process killed (by its pid) and reaped when dropped.
-pub struct Server(Child);
+pub struct Server(pub Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
