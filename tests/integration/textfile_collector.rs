@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::kit::{Product, event, schema};
-use crate::prometheus::{Server, free_port, promtool, repo, tool};
+use crate::prometheus::{Server, free_port, get, promtool, repo, tool, watch_with_metrics};
 
 fn good(id: &str, order: i64) -> String {
     event(id, order, "A", "2024-03-01T10:00:00Z")
@@ -155,13 +155,14 @@ fn node_exporter_serves_two_products_and_the_rules_page_from_its_scrapes() {
     let second_at = unix_now();
     assert!(second.contains("node_textfile_scrape_error 0"), "{second}");
 
-    let rules_test = rules_test(
+    let mut rules_test = rules_test(
         &wharf_series(&first, &addr),
         first_at,
         &wharf_series(&second, &addr),
         second_at,
         &addr,
     );
+    rules_test.push_str(&watch_group());
     let path = dir.join("alerts_test.yml");
     fs::write(&path, &rules_test).unwrap();
     promtool(
@@ -169,6 +170,110 @@ fn node_exporter_serves_two_products_and_the_rules_page_from_its_scrapes() {
         &["test", "rules", path.to_str().unwrap()],
         None,
     );
+}
+
+/// Scrapes of a real `wharf watch --metrics`: while another process holds the
+/// product's lock (busy, and silent past its 2 s `max_silence` as it never published),
+/// then once the lock is let go and the input published.
+fn watch_scrapes() -> (String, String) {
+    let product = product("orders", "2s");
+    fs::create_dir_all(&product.state).unwrap();
+    let lock = product.state.join(".lock");
+    fs::write(&lock, "").unwrap();
+    // The lock held by this process, as another run would hold it; let go when dropped.
+    let holder = fs::File::open(&lock).unwrap();
+    rustix::fs::flock(&holder, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    product.input("a.jsonl", &[&good("e1", 1)]);
+    let (_watch, addr) = watch_with_metrics(&product);
+    let busy = wait_for(&addr, |text| {
+        series_value(text, "wharf_busy_seconds{product=\"orders\"}") > 0.0
+            && series_value(text, "wharf_freshness_breach{product=\"orders\"}") == 1.0
+    });
+    drop(holder);
+    let published = wait_for(&addr, |text| {
+        text.contains("wharf_landings_total{product=\"orders\",action=\"published\"} 1")
+            && series_value(text, "wharf_busy_seconds{product=\"orders\"}") == 0.0
+    });
+    (busy, published)
+}
+
+fn series_value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// The watch's `/metrics` once `ready` holds of it.
+fn wait_for(addr: &str, ready: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = get(addr, "/metrics");
+        if ready(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the watch never got there: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A second test group from the watch's scrapes: the busy one from minute 0 to 29, its
+/// `wharf_busy_seconds` growing a minute a minute (the gauge counts the spell), the
+/// published one from minute 30. `WharfBusy` fires past 15 minutes and clears at the
+/// publish; `WharfSilent` fires from the watch's breach gauge alone.
+fn watch_group() -> String {
+    let (busy, published) = watch_scrapes();
+    let instance = "127.0.0.1:9464";
+    let key = |line: &str| {
+        let (name, labels) = line.split_once('{').unwrap();
+        format!("{name}{{job=\"wharf\",instance=\"{instance}\",{labels}")
+    };
+    let mut series = String::new();
+    for line in busy.lines().filter(|l| l.starts_with("wharf_")) {
+        let (head, value) = line.rsplit_once(' ').unwrap();
+        let step = if head.starts_with("wharf_busy_seconds") {
+            60
+        } else {
+            0
+        };
+        let later = published
+            .lines()
+            .find_map(|l| l.strip_prefix(head)?.strip_prefix(' '))
+            .map_or_else(|| "_".to_owned(), |v| format!("{v}+0x30"));
+        writeln!(
+            series,
+            "      - series: '{}'\n        values: '{value}+{step}x29 {later}'",
+            key(head)
+        )
+        .unwrap();
+    }
+    let target = format!("job: wharf, instance: \"{instance}\"");
+    let busy_alert = |minutes: &str| {
+        format!(
+            "          - exp_labels: {{alertname: WharfBusy, severity: ticket, product: orders, {target}}}\n            \
+               exp_annotations:\n              summary: \"orders has been busy for {minutes}\"\n              \
+               description: \"Another wharf run holds the product's lock, or another writer keeps committing the table first.\""
+        )
+    };
+    let spell = series_value(&busy, "wharf_busy_seconds{product=\"orders\"}");
+    // `humanizeDuration` of the spell at minute 20, to the whole second.
+    let at_20 = (spell + 1200.0) as u64;
+    let fired = busy_alert(&format!("{}m {}s", at_20 / 60, at_20 % 60));
+    format!(
+        "  - interval: 1m\n    input_series:\n{series}    alert_rule_test:\n\
+         \x20     - eval_time: 10m\n        alertname: WharfBusy\n        exp_alerts: []\n\
+         \x20     - eval_time: 20m\n        alertname: WharfBusy\n        exp_alerts:\n{fired}\n\
+         \x20     - eval_time: 35m\n        alertname: WharfBusy\n        exp_alerts: []\n\
+         \x20     - eval_time: 10m\n        alertname: WharfSilent\n        exp_alerts:\n\
+         \x20         - exp_labels: {{alertname: WharfSilent, severity: page, product: orders, {target}}}\n\
+         \x20           exp_annotations:\n\
+         \x20             summary: \"orders has not published for longer than its max_silence\"\n\
+         \x20             description: \"The feed may have stopped arriving, the scheduler stopped running wharf, or every delivery is being refused. `wharf status` shows the last publish.\"\n"
+    )
 }
 
 /// The minute of the test's clock (which starts at 0) the second scrape is shown at.
