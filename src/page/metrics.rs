@@ -396,6 +396,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_watch_keeps_one_live_info_series_per_kind_and_ignores_an_older_failure() {
+        let metrics = Metrics::new("orders");
+        metrics.last_failure(Failure::Refusal, "a.jsonl", "bad_type", 100.0);
+        metrics.last_failure(Failure::Refusal, "b.jsonl", "too_many_dates", 200.0);
+        metrics.last_failure(Failure::Refusal, "old.jsonl", "shrink", 150.0);
+        metrics.last_failure(Failure::Error, "c.jsonl", "error", 300.0);
+        let text = metrics.encode();
+        let infos: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("wharf_last_refusal_info{"))
+            .collect();
+        assert_eq!(
+            infos,
+            [
+                "wharf_last_refusal_info{product=\"orders\",input=\"b.jsonl\",reason=\"too_many_dates\"} 1"
+            ]
+        );
+        assert!(text.contains("wharf_last_refusal_timestamp_seconds{product=\"orders\"} 200.0\n"));
+        assert!(text.contains(
+            "wharf_last_error_info{product=\"orders\",input=\"c.jsonl\",reason=\"error\"} 1"
+        ));
+        assert!(
+            text.contains("wharf_build_info{product=\"orders\",version="),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn label_values_cannot_break_the_format() {
         assert_eq!(label("a\"b\\c\nd"), "a_b_c_d");
     }

@@ -117,13 +117,15 @@ fn node_exporter_serves_two_products_and_the_rules_page_from_its_scrapes() {
     land(&orders, "c.jsonl", &[good("e4", 4)], &orders_file, false);
 
     let addr = format!("127.0.0.1:{}", free_port());
+    // Outside the collector's folder: it reads every *.prom there.
+    let log = orders.path().join("node_exporter.log");
     let _node = Server(
         Command::new(node_exporter)
             .args(["--collector.disable-defaults", "--collector.textfile"])
             .arg(format!("--collector.textfile.directory={}", dir.display()))
             .arg(format!("--web.listen-address={addr}"))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(fs::File::create(&log).unwrap())
             .spawn()
             .unwrap(),
     );
@@ -154,6 +156,10 @@ fn node_exporter_serves_two_products_and_the_rules_page_from_its_scrapes() {
     let second = scrape(&addr).unwrap();
     let second_at = unix_now();
     assert!(second.contains("node_textfile_scrape_error 0"), "{second}");
+    // A collision (two products' series alike) is no collector error: node_exporter logs
+    // it on every scrape and drops the series.
+    let logged = fs::read_to_string(&log).unwrap();
+    assert!(!logged.contains("level=error"), "{logged}");
 
     let mut rules_test = rules_test(
         &wharf_series(&first, &addr),
