@@ -77,6 +77,14 @@ impl Failure {
             Failure::Error => "wharf_last_error",
         }
     }
+
+    /// What it is, for a help text.
+    fn what(self) -> &'static str {
+        match self {
+            Failure::Refusal => "refusal",
+            Failure::Error => "landing error",
+        }
+    }
 }
 
 /// The last failure of a kind: when (`…_timestamp_seconds{product}`) and which input and
@@ -148,34 +156,46 @@ impl Metrics {
     }
 
     fn register(&self, r: &mut Registry) {
-        let described = [
+        let gauges = [
             (
                 "wharf_inputs_waiting",
                 "Closed inputs in the inbox not landed yet",
+                &self.inputs_waiting,
             ),
             (
                 "wharf_waiting_bytes",
                 "Bytes of the closed inputs not landed yet",
+                &self.waiting_bytes,
             ),
             (
                 "wharf_freshness_breach",
                 "1 while the product has not published for max_silence",
+                &self.freshness_breach,
+            ),
+        ];
+        for (name, help, family) in gauges {
+            r.register(name, help, family.clone());
+        }
+        let float_gauges = [
+            (
+                LAST_PUBLISH,
+                "When the product last published (Unix time)",
+                &self.last_publish,
+            ),
+            (
+                "wharf_max_silence_seconds",
+                "The product's max_silence (absent when it has none)",
+                &self.max_silence,
             ),
             (
                 "wharf_busy_seconds",
                 "How long the watch has found the product busy (0: not busy)",
+                &self.busy_seconds,
             ),
         ];
-        let gauges = [
-            &self.inputs_waiting,
-            &self.waiting_bytes,
-            &self.freshness_breach,
-        ];
-        for ((name, help), family) in described.iter().zip(gauges) {
-            r.register(*name, *help, family.clone());
+        for (name, help, family) in float_gauges {
+            r.register(name, help, family.clone());
         }
-        let (name, help) = described[3];
-        r.register(name, help, self.busy_seconds.clone());
         r.register(
             "wharf_landings",
             "Landings by how they ended",
@@ -187,34 +207,23 @@ impl Metrics {
             self.rejected.clone(),
         );
         r.register(
-            LAST_PUBLISH,
-            "When the product last published (Unix time)",
-            self.last_publish.clone(),
-        );
-        r.register(
             DURATION,
             "How long landings took, by how they ended",
             self.duration.clone(),
-        );
-        r.register(
-            "wharf_max_silence_seconds",
-            "The product's max_silence (absent when it has none)",
-            self.max_silence.clone(),
         );
         for (kind, last) in [
             (Failure::Refusal, &self.last_refusal),
             (Failure::Error, &self.last_error),
         ] {
-            let stem = kind.stem();
+            let (stem, what) = (kind.stem(), kind.what());
             r.register(
                 format!("{stem}_timestamp_seconds"),
-                format!("When the {stem} happened (Unix time)").replace("wharf_last_", "last "),
+                format!("When the last {what} happened (Unix time)"),
                 last.at.clone(),
             );
             r.register(
                 format!("{stem}_info"),
-                format!("The {stem}'s input and reason code, as labels (1)")
-                    .replace("wharf_last_", "last "),
+                format!("The last {what}'s input and reason code, as labels (1)"),
                 last.culprit.clone(),
             );
         }
