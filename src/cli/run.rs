@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::exit;
 use crate::inbox;
 use crate::land::{self, RunStatus};
-use crate::page::Pager;
+use crate::page::{Pager, textfile};
 use crate::plan::DecideOptions;
 
 /// `wharf run`'s flags.
@@ -24,13 +24,14 @@ pub struct RunOptions {
 
 pub fn run(config: &Config, input: Option<&Path>, flags: &RunOptions, json: bool) -> Result<u8> {
     let pager = Pager::new(config);
-    if let Some(path) = &flags.metrics_file {
-        pager.metrics().carry_over(path);
-    }
     let worst = land_all(config, input, flags.options, json, &pager);
     if let Some(path) = &flags.metrics_file {
         pager.settle();
-        pager.metrics().write_textfile(path)?;
+        // Read back as late as can be, so a run that overlapped this one is counted too.
+        if let Err(why) = textfile::carry_over(pager.metrics(), path) {
+            super::say(&format!("wharf: --metrics-file {why}"));
+        }
+        textfile::write(pager.metrics(), path)?;
     }
     pager.finish();
     worst

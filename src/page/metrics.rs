@@ -1,24 +1,32 @@
 //! [`Metrics`]: one product's Prometheus metrics (`prometheus-client`), fed by
 //! [`super::Pager`] and encoded for a scrape of `/metrics` or for the textfile
-//! collector ([`Metrics::write_textfile`]). Labels hold the product, an action or a
-//! reason code, and the name of a refused input: never a row value.
+//! collector ([`super::textfile`]). Every series carries the product, so two products'
+//! textfiles share one node_exporter folder. Labels hold the product, an action, a reason
+//! code, the version, and (on the `_info` series of the last refusal and last error
+//! only, one live series each) the name of the input: never a row value.
 
-use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::error::Result;
-use crate::store::atomic;
+use super::durations::Durations;
 
 /// Every action a landing ends in, each counted from zero so `increase()` sees the first.
 pub const ACTIONS: [&str; 5] = ["published", "skipped", "refused", "busy", "error"];
+/// The actions whose durations are observed: a busy landing stops at the lock, so its
+/// time says nothing about landing.
+pub const TIMED: [&str; 4] = ["published", "skipped", "refused", "error"];
+
+/// The names the textfile is read back by (the counters with their `_total`).
+pub const LANDINGS_TOTAL: &str = "wharf_landings_total";
+pub const REJECTED_TOTAL: &str = "wharf_rejected_lines_total";
+pub const LAST_PUBLISH: &str = "wharf_last_publish_timestamp_seconds";
+pub const DURATION: &str = "wharf_landing_duration_seconds";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Product {
@@ -37,9 +45,9 @@ struct Rejected {
     reason: String,
 }
 
-/// The last input refused or failed: which one and why (a code), so an alert names it.
+/// Which input failed last and why (a code), so an alert names it.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct Last {
+struct Culprit {
     product: String,
     input: String,
     reason: String,
@@ -47,10 +55,45 @@ struct Last {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Build {
+    product: String,
     version: String,
 }
 
 type FloatGauge = Gauge<f64, AtomicU64>;
+type DurationFamily = Family<Landing, Durations>;
+
+/// The two kinds of failure whose last one is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    Refusal,
+    Error,
+}
+
+impl Failure {
+    /// The stem of its two series: `wharf_last_refusal` or `wharf_last_error`.
+    pub fn stem(self) -> &'static str {
+        match self {
+            Failure::Refusal => "wharf_last_refusal",
+            Failure::Error => "wharf_last_error",
+        }
+    }
+
+    /// What it is, for a help text.
+    fn what(self) -> &'static str {
+        match self {
+            Failure::Refusal => "refusal",
+            Failure::Error => "landing error",
+        }
+    }
+}
+
+/// The last failure of a kind: when (`…_timestamp_seconds{product}`) and which input and
+/// reason (`…_info{product,input,reason} 1`, one live series).
+#[derive(Clone, Default)]
+struct LastFailure {
+    at: Family<Product, FloatGauge>,
+    culprit: Family<Culprit, Gauge>,
+}
 
 /// One product's metrics; clones share the values.
 #[derive(Clone)]
@@ -58,43 +101,52 @@ pub struct Metrics {
     registry: Arc<Registry>,
     product: String,
     inputs_waiting: Family<Product, Gauge>,
-    bytes_waiting: Family<Product, Gauge>,
+    waiting_bytes: Family<Product, Gauge>,
     landings: Family<Landing, Counter>,
     rejected: Family<Rejected, Counter>,
     last_publish: Family<Product, FloatGauge>,
-    duration: Family<Product, Histogram>,
+    duration: DurationFamily,
     freshness_breach: Family<Product, Gauge>,
+    max_silence: Family<Product, FloatGauge>,
     busy_seconds: Family<Product, FloatGauge>,
-    last_refusal: Family<Last, FloatGauge>,
-    last_error: Family<Last, FloatGauge>,
+    last_refusal: LastFailure,
+    last_error: LastFailure,
+    /// Held while a last failure's pair of series changes and while encoding, so a
+    /// scrape never pairs one failure's time with another's input.
+    pairs: Arc<Mutex<()>>,
 }
 
 impl Metrics {
     pub fn new(product: &str) -> Metrics {
         let product = label(product);
-        let durations = || Histogram::new(exponential_buckets(0.05, 2.0, 14));
         let mut metrics = Metrics {
             registry: Arc::default(),
             product: product.clone(),
             inputs_waiting: Family::default(),
-            bytes_waiting: Family::default(),
+            waiting_bytes: Family::default(),
             landings: Family::default(),
             rejected: Family::default(),
             last_publish: Family::default(),
-            duration: Family::new_with_constructor(durations),
+            duration: Family::default(),
             freshness_breach: Family::default(),
+            max_silence: Family::default(),
             busy_seconds: Family::default(),
-            last_refusal: Family::default(),
-            last_error: Family::default(),
+            last_refusal: LastFailure::default(),
+            last_error: LastFailure::default(),
+            pairs: Arc::default(),
         };
         let mut registry = Registry::default();
         metrics.register(&mut registry);
         for action in ACTIONS {
             let _ = metrics.landings.get_or_create(&metrics.landing(action));
         }
+        for action in TIMED {
+            let _ = metrics.duration.get_or_create(&metrics.landing(action));
+        }
         let build = Family::<Build, Gauge>::default();
         build
             .get_or_create(&Build {
+                product,
                 version: env!("CARGO_PKG_VERSION").to_owned(),
             })
             .set(1);
@@ -104,16 +156,46 @@ impl Metrics {
     }
 
     fn register(&self, r: &mut Registry) {
-        r.register(
-            "wharf_inputs_waiting",
-            "Closed inputs in the inbox not landed yet",
-            self.inputs_waiting.clone(),
-        );
-        r.register(
-            "wharf_bytes_waiting",
-            "Bytes of the closed inputs not landed yet",
-            self.bytes_waiting.clone(),
-        );
+        let gauges = [
+            (
+                "wharf_inputs_waiting",
+                "Closed inputs in the inbox not landed yet",
+                &self.inputs_waiting,
+            ),
+            (
+                "wharf_waiting_bytes",
+                "Bytes of the closed inputs not landed yet",
+                &self.waiting_bytes,
+            ),
+            (
+                "wharf_freshness_breach",
+                "1 while the product has not published for max_silence",
+                &self.freshness_breach,
+            ),
+        ];
+        for (name, help, family) in gauges {
+            r.register(name, help, family.clone());
+        }
+        let float_gauges = [
+            (
+                LAST_PUBLISH,
+                "When the product last published (Unix time)",
+                &self.last_publish,
+            ),
+            (
+                "wharf_max_silence_seconds",
+                "The product's max_silence (absent when it has none)",
+                &self.max_silence,
+            ),
+            (
+                "wharf_busy_seconds",
+                "How long the watch has found the product busy (0: not busy)",
+                &self.busy_seconds,
+            ),
+        ];
+        for (name, help, family) in float_gauges {
+            r.register(name, help, family.clone());
+        }
         r.register(
             "wharf_landings",
             "Landings by how they ended",
@@ -125,35 +207,26 @@ impl Metrics {
             self.rejected.clone(),
         );
         r.register(
-            "wharf_last_publish_timestamp_seconds",
-            "When the product last published (Unix time)",
-            self.last_publish.clone(),
-        );
-        r.register(
-            "wharf_landing_duration_seconds",
-            "How long landings took",
+            DURATION,
+            "How long landings took, by how they ended",
             self.duration.clone(),
         );
-        r.register(
-            "wharf_freshness_breach",
-            "1 while the product has not published for max_silence",
-            self.freshness_breach.clone(),
-        );
-        r.register(
-            "wharf_busy_seconds",
-            "How long the watch has found the product busy (0: not busy)",
-            self.busy_seconds.clone(),
-        );
-        r.register(
-            "wharf_last_refusal_timestamp_seconds",
-            "When the last refusal happened, naming the input and reason code",
-            self.last_refusal.clone(),
-        );
-        r.register(
-            "wharf_last_error_timestamp_seconds",
-            "When the last landing error happened, naming the input",
-            self.last_error.clone(),
-        );
+        for (kind, last) in [
+            (Failure::Refusal, &self.last_refusal),
+            (Failure::Error, &self.last_error),
+        ] {
+            let (stem, what) = (kind.stem(), kind.what());
+            r.register(
+                format!("{stem}_timestamp_seconds"),
+                format!("When the last {what} happened (Unix time)"),
+                last.at.clone(),
+            );
+            r.register(
+                format!("{stem}_info"),
+                format!("The last {what}'s input and reason code, as labels (1)"),
+                last.culprit.clone(),
+            );
+        }
     }
 
     fn landing(&self, action: &str) -> Landing {
@@ -169,12 +242,34 @@ impl Metrics {
         }
     }
 
-    /// One landing ended in `action` after `seconds`.
+    fn pairs(&self) -> MutexGuard<'_, ()> {
+        self.pairs
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// One landing ended in `action` after `seconds` (busy ones are counted, not timed).
     pub fn landed(&self, action: &str, seconds: f64) {
         self.landings.get_or_create(&self.landing(action)).inc();
-        if action != "busy" {
-            self.duration.get_or_create(&self.me()).observe(seconds);
+        if TIMED.contains(&action) {
+            self.duration
+                .get_or_create(&self.landing(action))
+                .observe(seconds);
         }
+    }
+
+    /// `landings` more landings that ended in `action`, as a previous run counted them.
+    pub fn add_landings(&self, action: &str, landings: u64) {
+        self.landings
+            .get_or_create(&self.landing(action))
+            .inc_by(landings);
+    }
+
+    /// The durations a previous run observed for `action`.
+    pub fn add_durations(&self, action: &str, durations: &Durations) {
+        self.duration
+            .get_or_create(&self.landing(action))
+            .absorb(durations);
     }
 
     pub fn rejected(&self, reason: &str, lines: u64) {
@@ -185,37 +280,45 @@ impl Metrics {
         self.rejected.get_or_create(&key).inc_by(lines);
     }
 
+    /// The product published at `unix_seconds`, unless a later publish is known.
     pub fn published_at(&self, unix_seconds: f64) {
-        self.last_publish
-            .get_or_create(&self.me())
-            .set(unix_seconds);
+        let gauge = self.last_publish.get_or_create(&self.me());
+        if gauge.get() < unix_seconds {
+            gauge.set(unix_seconds);
+        }
     }
 
     pub fn last_publish(&self) -> Option<f64> {
         self.last_publish.get(&self.me()).map(|g| g.get())
     }
 
-    /// The last refusal (`error` false) or error: the previous one's series is dropped.
-    pub fn last_failure(&self, error: bool, input: &str, reason: &str, unix_seconds: f64) {
-        let family = if error {
-            &self.last_error
-        } else {
-            &self.last_refusal
+    /// A `kind` failure of `input` for `reason` at `unix_seconds`: it supersedes the
+    /// last one (whose `_info` series goes) unless that one is later.
+    pub fn last_failure(&self, kind: Failure, input: &str, reason: &str, unix_seconds: f64) {
+        let last = match kind {
+            Failure::Refusal => &self.last_refusal,
+            Failure::Error => &self.last_error,
         };
-        family.clear();
-        let key = Last {
+        let _pairs = self.pairs();
+        let at = last.at.get_or_create(&self.me());
+        if at.get() > unix_seconds {
+            return;
+        }
+        at.set(unix_seconds);
+        last.culprit.clear();
+        let culprit = Culprit {
             product: self.product.clone(),
             input: label(input),
             reason: label(reason),
         };
-        family.get_or_create(&key).set(unix_seconds);
+        last.culprit.get_or_create(&culprit).set(1);
     }
 
     pub fn waiting(&self, inputs: u64, bytes: u64) {
         self.inputs_waiting
             .get_or_create(&self.me())
             .set(inputs as i64);
-        self.bytes_waiting
+        self.waiting_bytes
             .get_or_create(&self.me())
             .set(bytes as i64);
     }
@@ -226,6 +329,11 @@ impl Metrics {
             .set(i64::from(breached));
     }
 
+    /// The product's `max_silence`, for a rule that reads the last publish against it.
+    pub fn max_silence(&self, seconds: f64) {
+        self.max_silence.get_or_create(&self.me()).set(seconds);
+    }
+
     pub fn busy_for(&self, seconds: f64) {
         self.busy_seconds.get_or_create(&self.me()).set(seconds);
     }
@@ -233,49 +341,16 @@ impl Metrics {
     /// The Prometheus text (format 0.0.4) a scrape and the textfile collector get.
     pub fn encode(&self) -> String {
         let mut text = String::new();
-        // Writing into a String does not fail.
-        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        {
+            let _pairs = self.pairs();
+            // Writing into a String does not fail.
+            let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        }
         prometheus_text(&text)
     }
 
-    /// Counters and the last publish time of the file a previous run wrote at `path`
-    /// carried into these metrics, so the textfile's counters only grow and its last
-    /// success survives a run that did not publish. A missing or foreign file adds
-    /// nothing.
-    pub fn carry_over(&self, path: &Path) {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            return;
-        };
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let Some((series, value)) = line.rsplit_once(' ') else {
-                continue;
-            };
-            let Ok(value) = value.parse::<f64>() else {
-                continue;
-            };
-            let (name, labels) = series.split_once('{').unwrap_or((series, ""));
-            let get = |key: &str| label_value(labels, key);
-            match (name, get("action"), get("reason")) {
-                ("wharf_landings_total", Some(action), _) => {
-                    let key = self.landing(&action);
-                    self.landings.get_or_create(&key).inc_by(value as u64);
-                }
-                ("wharf_rejected_lines_total", _, Some(reason)) => {
-                    self.rejected(&reason, value as u64);
-                }
-                ("wharf_last_publish_timestamp_seconds", _, _) => self.published_at(value),
-                _ => {}
-            }
-        }
-    }
-
-    /// Writes the metrics for node_exporter's textfile collector, atomically (a
-    /// collector never reads half a file): temp file, fsync, rename.
-    pub fn write_textfile(&self, path: &Path) -> Result<()> {
-        let text = self.encode();
-        // A bare file name's folder is the working directory, which is fsynced by name.
-        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-        atomic::write_atomic(&path, text.as_bytes(), 0o644)
+    pub fn product(&self) -> &str {
+        &self.product
     }
 }
 
@@ -312,7 +387,7 @@ pub fn prometheus_text(open_metrics: &str) -> String {
 
 /// A label value the text format carries verbatim (`prometheus-client` does not escape):
 /// quotes, backslashes and control characters become `_`.
-fn label(value: &str) -> String {
+pub fn label(value: &str) -> String {
     value
         .chars()
         .map(|c| {
@@ -325,46 +400,36 @@ fn label(value: &str) -> String {
         .collect()
 }
 
-/// `key`'s value in `a="x",key="y"}` (values as [`label`] wrote them: no escapes).
-fn label_value(labels: &str, key: &str) -> Option<String> {
-    labels
-        .trim_end_matches('}')
-        .split("\",")
-        .filter_map(|pair| pair.split_once("=\""))
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v.trim_end_matches('"').to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn counters_carry_over_and_the_textfile_names_them_total() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("wharf.prom");
-        let first = Metrics::new("orders");
-        first.landed("published", 1.0);
-        first.rejected("bad_type", 3);
-        first.published_at(1_700_000_000.0);
-        first.write_textfile(&path).unwrap();
-        let second = Metrics::new("orders");
-        second.carry_over(&path);
-        second.landed("refused", 0.5);
-        let text = second.encode();
+    fn a_watch_keeps_one_live_info_series_per_kind_and_ignores_an_older_failure() {
+        let metrics = Metrics::new("orders");
+        metrics.last_failure(Failure::Refusal, "a.jsonl", "bad_type", 100.0);
+        metrics.last_failure(Failure::Refusal, "b.jsonl", "too_many_dates", 200.0);
+        metrics.last_failure(Failure::Refusal, "old.jsonl", "shrink", 150.0);
+        metrics.last_failure(Failure::Error, "c.jsonl", "error", 300.0);
+        let text = metrics.encode();
+        let infos: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("wharf_last_refusal_info{"))
+            .collect();
+        assert_eq!(
+            infos,
+            [
+                "wharf_last_refusal_info{product=\"orders\",input=\"b.jsonl\",reason=\"too_many_dates\"} 1"
+            ]
+        );
+        assert!(text.contains("wharf_last_refusal_timestamp_seconds{product=\"orders\"} 200.0\n"));
+        assert!(text.contains(
+            "wharf_last_error_info{product=\"orders\",input=\"c.jsonl\",reason=\"error\"} 1"
+        ));
         assert!(
-            text.contains("# TYPE wharf_landings_total counter"),
+            text.contains("wharf_build_info{product=\"orders\",version="),
             "{text}"
         );
-        assert!(text.contains("wharf_landings_total{product=\"orders\",action=\"published\"} 1"));
-        assert!(text.contains("wharf_landings_total{product=\"orders\",action=\"refused\"} 1"));
-        assert!(
-            text.contains("wharf_rejected_lines_total{product=\"orders\",reason=\"bad_type\"} 3")
-        );
-        assert!(
-            text.contains("wharf_last_publish_timestamp_seconds{product=\"orders\"} 1700000000")
-        );
-        assert!(!text.contains("# EOF"));
     }
 
     #[test]

@@ -6,10 +6,12 @@
 
 pub mod alert;
 pub mod deliver;
+mod durations;
 pub mod freshness;
 pub mod lineage;
 pub mod metrics;
 pub mod serve;
+pub mod textfile;
 mod waiting;
 
 use std::path::{Path, PathBuf};
@@ -25,7 +27,7 @@ use crate::land::{self, RunOutcome, RunStatus, Started, quarantine};
 use alert::Event;
 use deliver::{Courier, Target};
 use freshness::last_publish;
-use metrics::Metrics;
+use metrics::{Failure, Metrics};
 
 /// How often a watching pager looks at freshness and busy spells.
 const TICK: Duration = Duration::from_millis(500);
@@ -67,6 +69,9 @@ impl Pager {
         let last = last_publish(config);
         if let Some((_, seconds)) = &last {
             metrics.published_at(*seconds);
+        }
+        if let Some(max) = config.paging.max_silence {
+            metrics.max_silence(max.as_secs_f64());
         }
         let reference = last.as_ref().map_or_else(SystemTime::now, |(_, s)| {
             SystemTime::UNIX_EPOCH + Duration::from_secs_f64(*s)
@@ -177,7 +182,7 @@ impl Shared {
             RunStatus::Refused => {
                 let reason = plan.reason().unwrap_or("refused");
                 self.metrics
-                    .last_failure(false, &plan.input_name, reason, unix);
+                    .last_failure(Failure::Refusal, &plan.input_name, reason, unix);
             }
             RunStatus::Skipped => {}
         }
@@ -206,9 +211,11 @@ impl Shared {
     fn failed(&self, input: &Path, error: &Error, started: Started) {
         let now = land::timestamp_now();
         let run_id = land::new_run_id();
-        self.metrics.landed("error", 0.0);
+        self.metrics
+            .landed("error", started.elapsed().as_secs_f64());
         let name = alert::input_name(input);
-        self.metrics.last_failure(true, &name, "error", unix_now());
+        self.metrics
+            .last_failure(Failure::Error, &name, "error", unix_now());
         self.lock().busy = None;
         let alert = alert::error(&self.config, input, &error.to_string(), &run_id, &now);
         self.alert(Event::Error, &alert, &run_id);

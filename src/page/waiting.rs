@@ -1,4 +1,4 @@
-//! The inputs waiting in the inbox, for `wharf_inputs_waiting` and `wharf_bytes_waiting`:
+//! The inputs waiting in the inbox, for `wharf_inputs_waiting` and `wharf_waiting_bytes`:
 //! closed inputs with no checkpoint under their name. A refused input counts until it is
 //! landed or taken out of the inbox: it still waits for someone.
 

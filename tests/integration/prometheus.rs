@@ -22,13 +22,30 @@ use crate::kit::{Product, event};
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A child process killed (by its pid) and reaped when dropped.
-pub struct Server(Child);
+pub struct Server(pub Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The first of `names` on PATH; without one, `None` after a loud line, or a failure
+/// under `CI=true` (`install` says how to get it).
+pub fn tool(names: &[&str], install: &str) -> Option<PathBuf> {
+    let found = on_path(names);
+    if found.is_none() {
+        let message = format!("{} is not on PATH: install {install}", names[0]);
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+        eprintln!("\n!!!!! SKIPPED the part that needs it: {message} !!!!!\n");
+    }
+    found
+}
+
+/// `promtool check metrics` passes `text` (Prometheus's parser and its lint).
+pub fn check_metrics(promtool_bin: &Path, text: &str) {
+    promtool(promtool_bin, &["check", "metrics"], Some(text));
 }
 
 fn on_path(names: &[&str]) -> Option<PathBuf> {
@@ -40,7 +57,7 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
 
 /// A loopback port for a server of these tests: the next of `WHARF_TEST_PORTS=FIRST`
 /// when set (a range a shared machine reserved), else one the OS finds free.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
     if let Some(first) = std::env::var("WHARF_TEST_PORTS")
         .ok()
@@ -55,7 +72,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn repo() -> PathBuf {
+pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -146,7 +163,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
     path.to_owned()
 }
 
-fn promtool(promtool: &Path, args: &[&str], stdin: Option<&str>) {
+pub fn promtool(promtool: &Path, args: &[&str], stdin: Option<&str>) {
     let mut child = Command::new(promtool)
         .args(args)
         .stdin(Stdio::piped())
