@@ -14,6 +14,7 @@ mod guards;
 #[path = "../kit/mod.rs"]
 mod kit;
 mod merge;
+mod protocols;
 mod s3_console;
 mod s3_faults;
 mod s3_inbox;

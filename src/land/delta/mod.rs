@@ -15,7 +15,7 @@
 //! This folder is the Delta half of [`crate::land::root::PublishRoot`]: a landing's
 //! publish ([`commit`]), a version's reads ([`read`]), the pending record and the trash
 //! ([`pending`], [`trash`]), [`restore`], the table's memory of the landings ([`memory`],
-//! [`identity`]), its features ([`features`], [`protocol`]), and what status and the
+//! [`identity`]), its features ([`features`], [`protocol`], [`legacy`]), and what status and the
 //! console show ([`describe`], [`columns`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -50,6 +50,7 @@ pub mod describe;
 pub mod features;
 pub mod folder;
 pub mod identity;
+pub mod legacy;
 pub mod memory;
 pub mod pending;
 pub mod protocol;
@@ -171,6 +172,32 @@ impl Table {
             action: "use the table",
             detail: scrub(&detail),
             hint: NOT_OURS.to_owned(),
+        }
+    }
+
+    /// Why the version's file `path` (with `partitions`) is not one Wharf can
+    /// count, the table being partitioned by `event_date` alone: a null date (the
+    /// kernel's partition values omit a null), a value that is no date, or else no row
+    /// count.
+    fn unlandable_file(&self, path: &str, partitions: &HashMap<String, String>) -> Error {
+        let what = match partitions.get(PARTITION) {
+            Some(value) if Date::parse(value).is_none() => {
+                format!("has {PARTITION} {value:?}, which is not a date")
+            }
+            Some(_) => {
+                return self.not_ours(format!(
+                    "file {path} has no row count (numRecords) in the table's log"
+                ));
+            }
+            None => {
+                format!("has a null {PARTITION} (a {PARTITION}=__HIVE_DEFAULT_PARTITION__ file)")
+            }
+        };
+        Error::Table {
+            url: self.objects.url.clone(),
+            action: "use the table",
+            detail: scrub(&format!("file {path} {what}")),
+            hint: NULL_DATE.to_owned(),
         }
     }
 
@@ -296,9 +323,7 @@ impl Table {
         for (path, partitions, size, rows, deleted) in found {
             let date = partitions.get(PARTITION).and_then(|d| Date::parse(d));
             let (Some(date), 1, Some(rows)) = (date, partitions.len(), rows) else {
-                return Err(self.not_ours(format!(
-                    "file {path} is not partitioned by {PARTITION} alone or has no row count"
-                )));
+                return Err(self.unlandable_file(&path, &partitions));
             };
             files.push(TableFile {
                 path,
@@ -471,10 +496,10 @@ impl Table {
                 }
             }
             Some(snapshot) => {
+                // A legacy writer version through the kernel's view of it (§12.8).
+                let writable = legacy::writable(snapshot).map_err(fail)?;
                 let mut builder =
-                    snapshot
-                        .clone()
-                        .update_table(UpdateTableOperation::Write, engine_info, true);
+                    writable.update_table(UpdateTableOperation::Write, engine_info, true);
                 // §1.1: the columns this landing adds, in the same commit as its files.
                 for column in new_columns(snapshot.schema().as_ref(), config)? {
                     builder = builder.add_column(column);
@@ -548,6 +573,11 @@ impl Table {
             .at_version(version)
             .build(self.engine.as_ref())
             .map_err(|e| self.error("read the committed version", e))?;
+        if legacy::is_legacy_writer(&snapshot) {
+            // A checkpoint holds the protocol, and the kernel checkpoints no legacy writer
+            // version from 3 up: the table's other writers checkpoint it.
+            return Ok(false);
+        }
         snapshot
             .checkpoint(self.engine.as_ref(), None)
             .map_err(|e| self.error("write a checkpoint", e))?;
@@ -564,6 +594,12 @@ const NOT_OURS: &str = "nothing was written. Wharf never changes a table's schem
                         partitioning: point publish_root at this product's own table (or a \
                         new path, where the first landing creates one), or make the config's \
                         [schema] the table's";
+
+/// What to do about another writer's file with a null (or unreadable) date.
+const NULL_DATE: &str = "nothing was written. Wharf lands and replaces rows by their date, \
+                         and these have none it can read: have the writer that wrote them \
+                         DELETE those rows (DELETE FROM … WHERE event_date IS NULL) or give \
+                         them a date, then land again";
 
 /// The table's schema: the config's fields (nullable, as a Parquet reader widens them)
 /// and the `event_date` partition column.

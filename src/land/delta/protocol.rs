@@ -11,61 +11,60 @@
 use delta_kernel::SnapshotRef;
 use delta_kernel::table_features::{ColumnMappingMode, Operation, TableFeature};
 
-use super::TableFile;
+use super::{TableFile, legacy};
 use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::plan::TableFeatureRefusal;
+use crate::store::objects::scrub;
 
 use super::features::{ANOTHER, FEATURES, Stance, rule_of};
 use Stance::{Care, Honoured, Refused};
 
 /// Refuses `snapshot`'s table when its protocol or metadata uses a feature Wharf cannot
-/// keep: each feature the protocol lists, by [`FEATURES`], then the kernel's own check
-/// that it can read and write this protocol.
+/// keep: each feature the protocol lists or implies, by [`FEATURES`], then the kernel's
+/// own check that it can read and write this protocol (a legacy one as
+/// [`legacy::writable`] states it).
 pub fn check(url: &str, snapshot: &SnapshotRef) -> Result<()> {
-    let refuse = |feature: &str, detail: String, fix: &str| Error::TableFeature {
+    let refuse = |refusal: TableFeatureRefusal| Error::TableFeature {
         url: url.to_owned(),
-        refusal: TableFeatureRefusal {
-            feature: feature.to_owned(),
-            detail: crate::store::objects::scrub(&detail),
-            fix: fix.to_owned(),
-        },
+        refusal,
     };
-    let config = snapshot.table_configuration();
-    let protocol = config.protocol();
     for feature in listed(snapshot) {
         let name = feature.to_string();
         let Some(rule) = rule_of(&name) else {
-            return Err(refuse(
-                &name,
-                "a feature Wharf does not know".into(),
-                ANOTHER,
-            ));
+            return Err(refuse(unknown(&name)));
         };
         let used = match rule.stance {
             Honoured => None,
-            Refused => Some(refused_detail(snapshot, &feature)),
+            Refused => Some(listed_detail(snapshot)),
             Care => in_use(snapshot, &feature),
         };
         if let Some(detail) = used {
-            return Err(refuse(&name, detail, rule.fix));
+            return Err(refuse(TableFeatureRefusal {
+                feature: name,
+                detail: scrub(&detail),
+                fix: rule.fix.to_owned(),
+            }));
         }
     }
+    let writable = legacy::writable(snapshot).map_err(|e| refuse(in_wharfs_words(&e)))?;
     for operation in [Operation::Scan, Operation::Write] {
-        if let Err(e) = config.ensure_operation_supported(operation) {
-            return Err(refuse(
-                "protocol",
-                format!(
-                    "readers {}, writers {}: {e}",
-                    protocol.min_reader_version(),
-                    protocol.min_writer_version()
-                ),
-                "the Delta kernel Wharf commits with cannot write this protocol; publish to \
-                 another table",
-            ));
-        }
+        let supported = writable
+            .table_configuration()
+            .ensure_operation_supported(operation);
+        supported.map_err(|e| refuse(in_wharfs_words(&e)))?;
     }
     Ok(())
+}
+
+/// The refusal of a feature Wharf does not know.
+fn unknown(name: &str) -> TableFeatureRefusal {
+    TableFeatureRefusal {
+        feature: name.to_owned(),
+        detail: "a feature Wharf does not know; the table was upgraded by a newer Delta writer"
+            .into(),
+        fix: ANOTHER.to_owned(),
+    }
 }
 
 /// The features `snapshot`'s protocol lists or, for a legacy protocol, implies.
@@ -86,41 +85,79 @@ fn listed(snapshot: &SnapshotRef) -> Vec<TableFeature> {
     features
 }
 
-/// What a refusal of `feature` says of the table: its CHECK constraints by name and SQL,
-/// or how the protocol lists the feature (by name, or implied by a legacy writer version).
-fn refused_detail(snapshot: &SnapshotRef, feature: &TableFeature) -> String {
-    let config = snapshot.table_configuration();
-    let constraints: Vec<String> = config
-        .table_properties()
-        .check_constraints
-        .iter()
-        .map(|c| format!("CHECK {} ({})", c.name(), c.raw_sql()))
-        .collect();
-    if *feature == TableFeature::CheckConstraints && !constraints.is_empty() {
-        return constraints.join(", ");
-    }
-    match config.protocol().min_writer_version() {
-        v if v < 7 => format!("implied by the protocol's writer version {v}"),
+/// How the protocol has a feature it lists by name (writer version 7); `None` when a
+/// legacy writer version implies it.
+fn listed_by_name(snapshot: &SnapshotRef) -> Option<String> {
+    let protocol = snapshot.table_configuration().protocol();
+    (protocol.min_writer_version() >= 7).then(|| {
+        "listed in the table's protocol by name, and the Delta kernel Wharf commits with \
+         writes no table that lists it"
+            .to_owned()
+    })
+}
+
+/// What a refusal of a [`Stance::Refused`] feature says of the table.
+fn listed_detail(snapshot: &SnapshotRef) -> String {
+    match snapshot
+        .table_configuration()
+        .protocol()
+        .min_writer_version()
+    {
+        v if v < 7 => format!("implied by the protocol's legacy writer version {v}"),
         _ => "listed in the table's protocol".to_owned(),
     }
 }
 
-/// What of a [`Stance::Care`] feature the version uses that Wharf cannot keep, if any.
+/// What of a [`Stance::Care`] feature the version uses that Wharf cannot keep, if any. A
+/// feature a legacy writer version implies counts only where the table uses it.
 fn in_use(snapshot: &SnapshotRef, feature: &TableFeature) -> Option<String> {
     let config = snapshot.table_configuration();
+    let column = |key: &dyn Fn(&str) -> bool| {
+        let schema = snapshot.schema();
+        let found = schema
+            .fields()
+            .find(|f| f.metadata().keys().any(|k| key(k)))
+            .map(|f| f.name().to_owned());
+        found
+    };
     match feature {
         TableFeature::ColumnMapping => match config.column_mapping_mode() {
             ColumnMappingMode::None => None,
             mode => Some(format!(
-                "delta.columnMapping.mode = {}",
+                "column mapping by {0}: delta.columnMapping.mode = {0}",
                 format!("{mode:?}").to_lowercase()
             )),
         },
-        TableFeature::Invariants => snapshot
-            .schema()
-            .fields()
-            .find(|f| f.metadata().contains_key("delta.invariants"))
-            .map(|f| format!("column `{}` declares an invariant", f.name())),
+        TableFeature::Invariants => column(&|k| k == "delta.invariants")
+            .map(|name| format!("column `{name}` declares an invariant")),
+        TableFeature::CheckConstraints => {
+            let constraints: Vec<String> = config
+                .table_properties()
+                .check_constraints
+                .iter()
+                .map(|c| format!("CHECK {} ({})", c.name(), c.raw_sql()))
+                .collect();
+            match constraints.is_empty() {
+                false => Some(format!("the table declares {}", constraints.join(", "))),
+                true => listed_by_name(snapshot),
+            }
+        }
+        TableFeature::ChangeDataFeed => config
+            .table_properties()
+            .enable_change_data_feed
+            .filter(|on| *on)
+            .map(|_| {
+                "the change data feed is on (delta.enableChangeDataFeed = true): Wharf \
+                 writes no change data files, and a landing that removes files would leave \
+                 the feed without its deletes"
+                    .to_owned()
+            }),
+        TableFeature::GeneratedColumns => column(&|k| k == "delta.generationExpression")
+            .map(|name| format!("column `{name}` is generated"))
+            .or_else(|| listed_by_name(snapshot)),
+        TableFeature::IdentityColumns => column(&|k| k.starts_with("delta.identity."))
+            .map(|name| format!("column `{name}` is an identity column"))
+            .or_else(|| listed_by_name(snapshot)),
         // Plan-dependent ([`append_only`]) or file-dependent ([`vectors`]).
         _ => None,
     }
@@ -183,8 +220,8 @@ pub fn append_only(
 }
 
 /// A kernel error met reading or committing: a protocol or feature refusal the kernel
-/// raised is [`Error::TableFeature`], never a store error with advice about endpoints and
-/// credentials; any other is `otherwise`'s.
+/// raised is [`Error::TableFeature`] in Wharf's words, never a store error with advice
+/// about endpoints and credentials; any other is `otherwise`'s.
 pub fn kernel_error(
     url: &str,
     e: delta_kernel::KernelError,
@@ -195,12 +232,60 @@ pub fn kernel_error(
     }
     Error::TableFeature {
         url: url.to_owned(),
-        refusal: TableFeatureRefusal {
+        refusal: in_wharfs_words(&e),
+    }
+}
+
+/// The kernel's refusal of a protocol as Wharf says it: which version or feature the
+/// table needs and which Wharf supports. The kernel names a version or a feature in its
+/// message; one Wharf cannot place is quoted under the feature `protocol`.
+fn in_wharfs_words(e: &delta_kernel::KernelError) -> TableFeatureRefusal {
+    use delta_kernel::table_features::{MAX_VALID_READER_VERSION, MAX_VALID_WRITER_VERSION};
+    let text = e.to_string();
+    let number = |after: &str| -> Option<i64> {
+        let rest = &text[text.find(after)? + after.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    let newer = "land with the Delta writer that upgraded the table, or publish to another \
+                 table (a new publish_root path, where the first landing creates one)";
+    let version = |side: &str, needed: i64, max: i32| TableFeatureRefusal {
+        feature: format!("{side}Version"),
+        detail: format!(
+            "the table's protocol needs {side} version {needed}; Wharf's Delta kernel supports \
+             {side} versions 1 to {max}"
+        ),
+        fix: newer.to_owned(),
+    };
+    if let Some(needed) = number("minimum reader version ") {
+        return version("reader", needed, MAX_VALID_READER_VERSION);
+    }
+    if let Some(needed) = number("minimum writer version ") {
+        return version("writer", needed, MAX_VALID_WRITER_VERSION);
+    }
+    let quoted = text
+        .split_once("Feature '")
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(name, _)| name.to_owned());
+    match quoted.as_deref().map(|name| (name, rule_of(name))) {
+        Some((name, None)) => unknown(name),
+        Some((name, Some(rule))) => TableFeatureRefusal {
+            feature: name.to_owned(),
+            detail: format!("Wharf's Delta kernel cannot keep it: {}", rule.what),
+            fix: if rule.fix.is_empty() {
+                ANOTHER
+            } else {
+                rule.fix
+            }
+            .to_owned(),
+        },
+        None => TableFeatureRefusal {
             feature: "protocol".into(),
-            detail: crate::store::objects::scrub(&e.to_string()),
-            fix: "the Delta kernel Wharf commits with refused the table's protocol; publish \
-                  to another table"
-                .into(),
+            detail: format!(
+                "Wharf's Delta kernel cannot read or write the table's protocol: {}",
+                scrub(&text)
+            ),
+            fix: newer.to_owned(),
         },
     }
 }
@@ -284,6 +369,37 @@ mod tests {
         }
         let io = kernel_error("file:///t/", K::Generic("connection reset".into()), store);
         assert!(io.to_string().contains("AWS_ENDPOINT_URL"), "{io}");
+    }
+
+    #[test]
+    fn the_kernels_refusal_is_said_in_wharfs_words() {
+        use delta_kernel::KernelError as K;
+        let said = |e: K| in_wharfs_words(&e);
+        let reader = said(K::unsupported("Unsupported minimum reader version 99"));
+        assert_eq!(reader.feature, "readerVersion");
+        assert!(
+            reader.detail.contains("needs reader version 99"),
+            "{reader}"
+        );
+        assert!(reader.detail.contains("reader versions 1 to 3"), "{reader}");
+        let writer = said(K::unsupported("Unsupported minimum writer version 8"));
+        assert_eq!(writer.feature, "writerVersion");
+        assert!(writer.detail.contains("writer versions 1 to 7"), "{writer}");
+        let unknown = said(K::unsupported(
+            "Feature 'someFutureReading' is not supported",
+        ));
+        assert_eq!(unknown.feature, "someFutureReading");
+        assert!(unknown.detail.contains("a feature Wharf does not know"));
+        let known = said(K::unsupported("Feature 'typeWidening' is not supported"));
+        assert_eq!(known.feature, "typeWidening");
+        assert_eq!(known.fix, ANOTHER);
+        let other = said(K::InvalidProtocol(
+            "reader features without version 3".into(),
+        ));
+        assert_eq!(other.feature, "protocol");
+        for refusal in [reader, writer, unknown, known, other] {
+            assert!(!refusal.to_string().contains('\n'), "{refusal}");
+        }
     }
 
     #[test]
