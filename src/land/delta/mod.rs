@@ -15,7 +15,7 @@
 //! This folder is the Delta half of [`crate::land::root::PublishRoot`]: a landing's
 //! publish ([`commit`]), a version's reads ([`read`]), the pending record and the trash
 //! ([`pending`], [`trash`]), [`restore`], the table's memory of the landings ([`memory`],
-//! [`identity`]), its features ([`features`], [`protocol`], [`legacy`]), and what status and the
+//! [`identity`]), its features ([`features`], [`protocol`], [`legacy`], [`kernel_refusal`]), and what status and the
 //! console show ([`describe`], [`columns`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -50,6 +50,7 @@ pub mod describe;
 pub mod features;
 pub mod folder;
 pub mod identity;
+pub mod kernel_refusal;
 pub mod legacy;
 pub mod memory;
 pub mod pending;
@@ -263,7 +264,7 @@ impl Table {
 
     /// A failed read of the log: the kernel's refusal of the protocol names it (§12.8).
     fn log_error(&self, e: delta_kernel::KernelError) -> Error {
-        protocol::kernel_error(&self.objects.url, e, |e| {
+        kernel_refusal::kernel_error(&self.objects.url, e, |e| {
             self.error("read the table's log", e)
         })
     }
@@ -452,7 +453,7 @@ impl Table {
             .collect();
         let adds = add_files(add, self.now_ms())?;
         let fail = |e: delta_kernel::KernelError| {
-            protocol::kernel_error(&self.objects.url, e, |e| {
+            kernel_refusal::kernel_error(&self.objects.url, e, |e| {
                 self.error("commit the landing", e)
             })
         };
@@ -574,8 +575,9 @@ impl Table {
             .build(self.engine.as_ref())
             .map_err(|e| self.error("read the committed version", e))?;
         if legacy::is_legacy_writer(&snapshot) {
-            // A checkpoint holds the protocol, and the kernel checkpoints no legacy writer
-            // version from 3 up: the table's other writers checkpoint it.
+            // The kernel checkpoints no such version as it is, and a checkpoint of
+            // [`legacy::writable`]'s view would write the view's protocol into the table:
+            // the table's other writers checkpoint it.
             return Ok(false);
         }
         snapshot
