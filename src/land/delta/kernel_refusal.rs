@@ -95,7 +95,8 @@ fn is_protocol(e: &delta_kernel::KernelError) -> bool {
 pub(super) fn unknown(name: &str) -> TableFeatureRefusal {
     TableFeatureRefusal {
         feature: name.to_owned(),
-        detail: "a feature Wharf does not know; the table was upgraded by a newer Delta writer"
+        detail: "a feature Wharf does not know, added by a newer or another vendor's Delta \
+                 writer"
             .into(),
         fix: ANOTHER.to_owned(),
     }
