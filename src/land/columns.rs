@@ -62,7 +62,17 @@ fn history_path(config: &Config) -> PathBuf {
 pub fn history(config: &Config) -> Result<Vec<AddedColumn>> {
     match recorded(config)? {
         Some(columns) => Ok(columns),
-        None => PublishRoot::added_columns(config),
+        None => from_lake(config),
+    }
+}
+
+/// The lake's added columns ([`PublishRoot::added_columns`]); none from a Delta table
+/// refused for its features (§12.8), so that the plan which follows refuses it by name
+/// (`table_feature`) instead of this step failing.
+fn from_lake(config: &Config) -> Result<Vec<AddedColumn>> {
+    match PublishRoot::added_columns(config) {
+        Err(Error::TableFeature { .. }) => Ok(Vec::new()),
+        other => other,
     }
 }
 
@@ -88,7 +98,7 @@ pub fn restore(config: &Config) -> Result<Vec<AddedColumn>> {
     if let Some(columns) = recorded(config)? {
         return Ok(columns);
     }
-    let columns = PublishRoot::added_columns(config)?;
+    let columns = from_lake(config)?;
     if columns.is_empty() {
         return Ok(columns);
     }

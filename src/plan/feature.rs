@@ -7,7 +7,8 @@ use super::{Action, Owner, Plan, Refusal};
 /// One refused feature of a Delta table's protocol or metadata.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableFeatureRefusal {
-    /// The feature as the protocol names it (`columnMapping`, `deletionVectors`, …).
+    /// The feature as the protocol names it (`columnMapping`, `deletionVectors`, …), or
+    /// `readerVersion` / `writerVersion` for a version Wharf's kernel does not support.
     pub feature: String,
     /// What of it the table uses: a constraint's name, a file with a deletion vector.
     pub detail: String,
@@ -19,7 +20,7 @@ impl std::fmt::Display for TableFeatureRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the table uses the Delta feature `{}` ({}), which Wharf refuses; nothing was \
+            "the table's Delta protocol has `{}` ({}), which Wharf refuses; nothing was \
              written. To land here: {}",
             self.feature, self.detail, self.fix
         )

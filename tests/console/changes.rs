@@ -196,6 +196,18 @@ fn a_refused_input_changes_nothing_and_says_why() {
 /// Commits, as another writer, the local table's next version with a CHECK constraint
 /// (as `ALTER TABLE … ADD CONSTRAINT` writes it).
 fn another_writer_adds_a_constraint(table: &std::path::Path) {
+    let protocol = serde_json::json!({"minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": [], "writerFeatures": ["checkConstraints"]});
+    let constraint = ("delta.constraints.positive_order", "order_id > 0");
+    another_writer_commits(table, protocol, constraint);
+}
+
+/// Commits, as another writer, `protocol` and the table's metadata with `property` set.
+fn another_writer_commits(
+    table: &std::path::Path,
+    protocol: serde_json::Value,
+    property: (&str, &str),
+) {
     let log = table.join("_delta_log");
     let mut commits: Vec<_> = std::fs::read_dir(&log)
         .expect("the table's log")
@@ -216,11 +228,10 @@ fn another_writer_adds_a_constraint(table: &std::path::Path) {
         .filter_map(|action| action.get("metaData").cloned())
         .next_back()
         .expect("the table's metadata");
-    metadata["configuration"]["delta.constraints.positive_order"] = "order_id > 0".into();
+    metadata["configuration"][property.0] = property.1.into();
     let actions = [
-        serde_json::json!({"commitInfo": {"timestamp": 1, "operation": "ADD CONSTRAINT"}}),
-        serde_json::json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
-            "readerFeatures": [], "writerFeatures": ["checkConstraints"]}}),
+        serde_json::json!({"commitInfo": {"timestamp": 1, "operation": "SET TBLPROPERTIES"}}),
+        serde_json::json!({ "protocol": protocol }),
         serde_json::json!({"metaData": metadata}),
     ];
     let text: Vec<String> = actions.iter().map(ToString::to_string).collect();
@@ -237,19 +248,39 @@ fn another_writer_adds_a_constraint(table: &std::path::Path) {
 fn a_refused_table_feature_is_the_consoles_refusal_in_the_clis_words() {
     let mut p = Product::late_fix_selected_with("table_format = \"delta\"");
     another_writer_adds_a_constraint(&p.folder.publish);
+    console_refuses_as_the_cli(&mut p, "`checkConstraints`");
+}
+
+/// §12.8: a legacy writer version 4 with the change data feed on is refused naming the
+/// feed, not the `checkConstraints` it implies, in the console as on the command line.
+#[test]
+fn a_legacy_table_with_the_change_data_feed_on_is_refused_naming_the_feed() {
+    let mut p = Product::late_fix_selected_with("table_format = \"delta\"");
+    let legacy = serde_json::json!({"minReaderVersion": 1, "minWriterVersion": 4});
+    let feed = ("delta.enableChangeDataFeed", "true");
+    another_writer_commits(&p.folder.publish, legacy, feed);
+    console_refuses_as_the_cli(&mut p, "`changeDataFeed`");
+}
+
+/// The console's preview of the late fix is a `table_feature` refusal saying `feature`,
+/// one line, the CLI's own; landing it from the console writes nothing to the table.
+fn console_refuses_as_the_cli(p: &mut Product, feature: &str) {
     let table = kit::tree(&p.folder.publish);
     p.step_and_draw(Intent::Reload);
     p.select("04-late-fix.jsonl");
     p.step_and_draw(Intent::PrevPane);
-    let changes = ready(&p);
+    let changes = ready(p);
     let Outcome::Refused { code, why } = &changes.outcome else {
         panic!("not refused: {:?}", changes.outcome);
     };
     assert_eq!(*code, "table_feature");
     let input = p.path("inbox/04-late-fix.jsonl");
-    let cli = p.folder.wharf(&["plan", input.to_str().unwrap()]);
+    let cli = p
+        .folder
+        .wharf(&["plan", input.to_str().expect("a UTF-8 path")]);
     assert_eq!(cli.code, 3, "{}{}", cli.stdout, cli.stderr);
-    assert!(why.contains("`checkConstraints`"), "{why}");
+    assert!(why.contains(feature), "{why}");
+    assert!(!why.contains('\n'), "one line: {why}");
     let cli_text = format!("{}{}", cli.stdout, cli.stderr);
     assert!(
         cli_text.contains(why.as_str()),

@@ -15,6 +15,7 @@ mod guards;
 mod kit;
 mod lineage;
 mod merge;
+mod protocols;
 mod s3_console;
 mod s3_faults;
 mod s3_inbox;

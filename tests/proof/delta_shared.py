@@ -141,6 +141,10 @@ def enable(url, name):
     dt = table(url)
     if name == "appendOnly":
         dt.alter.set_table_properties({"delta.appendOnly": "true"})
+    elif name == "changeDataFeed":
+        dt.alter.set_table_properties({"delta.enableChangeDataFeed": "true"})
+    elif name == "changeDataFeedOff":
+        dt.alter.set_table_properties({"delta.enableChangeDataFeed": "false"})
     elif name == "checkConstraints":
         dt.alter.add_constraint({"positive_order": "order_id > 0"})
     elif name == "columnMapping":
@@ -151,6 +155,17 @@ def enable(url, name):
         dt.alter.add_feature(TableFeatures.IdentityColumns, allow_protocol_versions_increase=True)
     else:
         sys.exit(f"enable: no recipe for {name}")
+
+
+def create(url):
+    """Makes the orders table (samples/wharf.toml's schema, partitioned by event_date)
+    with no data file, as deltalake makes a table: a legacy protocol (reader 1, writer 2)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+    text, ts = pa.string(), pa.timestamp("us", tz="UTC")
+    schema = pa.schema([("event_id", text), ("order_id", pa.int64()), ("status", text), ("updated_at", ts),
+                        ("seq", pa.int64()), ("courier_id", text), ("city", text), ("event_date", pa.date32())])
+    DeltaTable.create(url, schema, partition_by=["event_date"], storage_options=storage_options())
 
 
 def column_mapping(url, version):
@@ -225,6 +240,11 @@ def main():
         for info in sorted(infos, key=lambda i: i.path):
             if info.type == fs.FileType.File:
                 print(f"./{info.path[len(root) + 1:]} {info.size}")
+    elif command == "create":
+        create(url)
+    elif command == "protocol":
+        protocol = table(url).protocol()
+        print(protocol.min_reader_version, protocol.min_writer_version, protocol.writer_features)
     elif command == "version":
         print(table(url).version())
     elif command == "count":

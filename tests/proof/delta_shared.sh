@@ -17,6 +17,8 @@
 #   4. checkConstraints, generatedColumns, identityColumns, columnMapping (name) and
 #      appendOnly (on a restatement; a new date still lands): refused at plan time, no
 #      S3 hint in the message.
+#   5. A table deltalake made at a legacy protocol: the change data feed on (writer
+#      version 4) is refused naming the feed; turned off, the table lands as it is.
 #
 # Env: WHARF_BIN (default: cargo run), WHARF_S3_PORT.
 set -euo pipefail
@@ -177,6 +179,22 @@ for where in local s3; do
       fi
     done
     echo "delta_shared.sh: $where: checkConstraints, generatedColumns, identityColumns, columnMapping and appendOnly refused at plan time (appendOnly: a new date landed)"
+
+    # 5. The change data feed on a table deltalake made (a legacy protocol, as Spark 3.x
+    #    makes): turned on (writer version 4), refused naming the feed, not the
+    #    checkConstraints the version implies; turned off (still writer version 4), it lands.
+    product change-data-feed
+    other "$url" create
+    other "$url" feature changeDataFeed
+    [[ $(other "$url" protocol) == "1 4 None" ]] || fail "the feed: protocol $(other "$url" protocol)"
+    refused "the feed on, plan" "\`changeDataFeed\` (the change data feed is on" plan --config "$config" "$dir/in/day1.jsonl"
+    refused "the feed on, run" '"reason":"table_feature"' run --json --config "$config" "$dir/in/day1.jsonl"
+    other "$url" feature changeDataFeedOff
+    land day1
+    land restate
+    rows_are "the feed off, at writer version 4" "$(rows_of day1 restate)"
+    [[ $(other "$url" protocol) == "1 4 None" ]] || fail "the feed off: protocol $(other "$url" protocol)"
+    echo "delta_shared.sh: $where: deltalake's legacy table (writer version 4): the change data feed on refused by name; off, a landing and a restatement landed, the protocol as it was"
   ) &
   pids+=($!)
 done

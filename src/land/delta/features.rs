@@ -55,26 +55,26 @@ pub const FEATURES: &[Rule] = &[
     ),
     rule(
         "checkConstraints",
-        Refused,
-        "refused: Wharf cannot evaluate a SQL CHECK constraint on the rows it writes, and the Delta kernel writes no table that lists the feature",
+        Care,
+        "honoured while the table declares no constraint (delta.constraints.*) and the feature is implied by a legacy writer version, not listed; a declared constraint is refused (Wharf cannot evaluate SQL), and so is the feature listed by name (the Delta kernel writes no such table)",
         "drop the constraints (ALTER TABLE … DROP CONSTRAINT) and the feature, or publish to another table",
     ),
     rule(
         "changeDataFeed",
-        Honoured,
-        "honoured: Wharf's commits add and remove whole files, from which a change-data reader derives every change",
-        "",
+        Care,
+        "honoured while delta.enableChangeDataFeed is not true; with the feed on it is refused: Wharf writes no change data files, so a landing that removes files would leave the feed without its deletes",
+        "turn the feed off (delta.enableChangeDataFeed = false) if no reader needs it, or publish to a table without the feed",
     ),
     rule(
         "generatedColumns",
-        Refused,
-        "refused: Wharf cannot compute a generated column's values",
+        Care,
+        "honoured while no column is generated (delta.generationExpression) and the feature is implied by a legacy writer version, not listed; a generated column is refused (Wharf cannot compute its values), and so is the feature listed by name",
         ANOTHER,
     ),
     rule(
         "identityColumns",
-        Refused,
-        "refused: Wharf cannot assign identity values",
+        Care,
+        "honoured while no column is an identity column (delta.identity.*) and the feature is implied by a legacy writer version, not listed; an identity column is refused (Wharf cannot assign its values), and so is the feature listed by name",
         ANOTHER,
     ),
     rule(
@@ -146,8 +146,8 @@ pub const FEATURES: &[Rule] = &[
     rule(
         "columnMapping",
         Care,
-        "honoured with delta.columnMapping.mode = none; with name or id the files name columns otherwise than Wharf writes them, refused",
-        "publish to a table without column mapping",
+        "honoured with delta.columnMapping.mode unset or none; column mapping by name or id is refused: the files name columns by physical names, which Wharf does not write",
+        "publish to a table without column mapping (a new publish_root path, where the first landing creates one)",
     ),
     rule(
         "deletionVectors",

@@ -15,7 +15,7 @@
 //! This folder is the Delta half of [`crate::land::root::PublishRoot`]: a landing's
 //! publish ([`commit`]), a version's reads ([`read`]), the pending record and the trash
 //! ([`pending`], [`trash`]), [`restore`], the table's memory of the landings ([`memory`],
-//! [`identity`]), its features ([`features`], [`protocol`]), and what status and the
+//! [`identity`]), its features ([`features`], [`protocol`], [`legacy`], [`kernel_refusal`]), and what status and the
 //! console show ([`describe`], [`columns`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -50,6 +50,8 @@ pub mod describe;
 pub mod features;
 pub mod folder;
 pub mod identity;
+pub mod kernel_refusal;
+pub mod legacy;
 pub mod memory;
 pub mod pending;
 pub mod protocol;
@@ -174,6 +176,32 @@ impl Table {
         }
     }
 
+    /// Why the version's file `path` (with `partitions`) is not one Wharf can
+    /// count, the table being partitioned by `event_date` alone: a null date (the
+    /// kernel's partition values omit a null), a value that is no date, or else no row
+    /// count.
+    fn unlandable_file(&self, path: &str, partitions: &HashMap<String, String>) -> Error {
+        let what = match partitions.get(PARTITION) {
+            Some(value) if Date::parse(value).is_none() => {
+                format!("has {PARTITION} {value:?}, which is not a date")
+            }
+            Some(_) => {
+                return self.not_ours(format!(
+                    "file {path} has no row count (numRecords) in the table's log"
+                ));
+            }
+            None => {
+                format!("has a null {PARTITION} (a {PARTITION}=__HIVE_DEFAULT_PARTITION__ file)")
+            }
+        };
+        Error::Table {
+            url: self.objects.url.clone(),
+            action: "use the table",
+            detail: scrub(&format!("file {path} {what}")),
+            hint: NULL_DATE.to_owned(),
+        }
+    }
+
     /// The object-store path of `relative` under the table root.
     fn store_path(&self, relative: &str) -> Result<StorePath> {
         self.objects.path(relative)
@@ -236,7 +264,7 @@ impl Table {
 
     /// A failed read of the log: the kernel's refusal of the protocol names it (§12.8).
     fn log_error(&self, e: delta_kernel::KernelError) -> Error {
-        protocol::kernel_error(&self.objects.url, e, |e| {
+        kernel_refusal::kernel_error(&self.objects.url, e, |e| {
             self.error("read the table's log", e)
         })
     }
@@ -296,9 +324,7 @@ impl Table {
         for (path, partitions, size, rows, deleted) in found {
             let date = partitions.get(PARTITION).and_then(|d| Date::parse(d));
             let (Some(date), 1, Some(rows)) = (date, partitions.len(), rows) else {
-                return Err(self.not_ours(format!(
-                    "file {path} is not partitioned by {PARTITION} alone or has no row count"
-                )));
+                return Err(self.unlandable_file(&path, &partitions));
             };
             files.push(TableFile {
                 path,
@@ -427,7 +453,7 @@ impl Table {
             .collect();
         let adds = add_files(add, self.now_ms())?;
         let fail = |e: delta_kernel::KernelError| {
-            protocol::kernel_error(&self.objects.url, e, |e| {
+            kernel_refusal::kernel_error(&self.objects.url, e, |e| {
                 self.error("commit the landing", e)
             })
         };
@@ -471,10 +497,10 @@ impl Table {
                 }
             }
             Some(snapshot) => {
+                // A legacy writer version through the kernel's view of it (§12.8).
+                let writable = legacy::writable(snapshot).map_err(fail)?;
                 let mut builder =
-                    snapshot
-                        .clone()
-                        .update_table(UpdateTableOperation::Write, engine_info, true);
+                    writable.update_table(UpdateTableOperation::Write, engine_info, true);
                 // §1.1: the columns this landing adds, in the same commit as its files.
                 for column in new_columns(snapshot.schema().as_ref(), config)? {
                     builder = builder.add_column(column);
@@ -548,6 +574,12 @@ impl Table {
             .at_version(version)
             .build(self.engine.as_ref())
             .map_err(|e| self.error("read the committed version", e))?;
+        if legacy::is_legacy_writer(&snapshot) {
+            // The kernel checkpoints no such version as it is, and a checkpoint of
+            // [`legacy::writable`]'s view would write the view's protocol into the table:
+            // the table's other writers checkpoint it.
+            return Ok(false);
+        }
         snapshot
             .checkpoint(self.engine.as_ref(), None)
             .map_err(|e| self.error("write a checkpoint", e))?;
@@ -564,6 +596,12 @@ const NOT_OURS: &str = "nothing was written. Wharf never changes a table's schem
                         partitioning: point publish_root at this product's own table (or a \
                         new path, where the first landing creates one), or make the config's \
                         [schema] the table's";
+
+/// What to do about another writer's file with a null (or unreadable) date.
+const NULL_DATE: &str = "nothing was written. Wharf lands and replaces rows by their date, \
+                         and these have none it can read: have the writer that wrote them \
+                         DELETE those rows (DELETE FROM … WHERE event_date IS NULL) or give \
+                         them a date, then land again";
 
 /// The table's schema: the config's fields (nullable, as a Parquet reader widens them)
 /// and the `event_date` partition column.

@@ -6,64 +6,55 @@
 //!
 //! The list is [`super::features`]. [`check`] reads the version's protocol and metadata; [`vectors`] refuses a version
 //! whose files carry a deletion vector (Wharf reads, counts and re-adds whole files);
-//! [`append_only`] refuses a plan that would remove files from an append-only table.
+//! [`append_only`] refuses a plan that would remove files from an append-only table. What
+//! the kernel itself refuses is said in Wharf's words by [`super::kernel_refusal`].
 
 use delta_kernel::SnapshotRef;
 use delta_kernel::table_features::{ColumnMappingMode, Operation, TableFeature};
 
-use super::TableFile;
+use super::kernel_refusal::{in_wharfs_words, unknown};
+use super::{TableFile, legacy};
 use crate::contract::Date;
 use crate::error::{Error, Result};
 use crate::plan::TableFeatureRefusal;
+use crate::store::objects::scrub;
 
-use super::features::{ANOTHER, FEATURES, Stance, rule_of};
+use super::features::{FEATURES, Stance, rule_of};
 use Stance::{Care, Honoured, Refused};
 
 /// Refuses `snapshot`'s table when its protocol or metadata uses a feature Wharf cannot
-/// keep: each feature the protocol lists, by [`FEATURES`], then the kernel's own check
-/// that it can read and write this protocol.
+/// keep: each feature the protocol lists or implies, by [`FEATURES`], then the kernel's
+/// own check that it can read and write this protocol (a legacy one as
+/// [`legacy::writable`] states it).
 pub fn check(url: &str, snapshot: &SnapshotRef) -> Result<()> {
-    let refuse = |feature: &str, detail: String, fix: &str| Error::TableFeature {
+    let refuse = |refusal: TableFeatureRefusal| Error::TableFeature {
         url: url.to_owned(),
-        refusal: TableFeatureRefusal {
-            feature: feature.to_owned(),
-            detail: crate::store::objects::scrub(&detail),
-            fix: fix.to_owned(),
-        },
+        refusal,
     };
-    let config = snapshot.table_configuration();
-    let protocol = config.protocol();
     for feature in listed(snapshot) {
         let name = feature.to_string();
         let Some(rule) = rule_of(&name) else {
-            return Err(refuse(
-                &name,
-                "a feature Wharf does not know".into(),
-                ANOTHER,
-            ));
+            return Err(refuse(unknown(&name)));
         };
         let used = match rule.stance {
             Honoured => None,
-            Refused => Some(refused_detail(snapshot, &feature)),
+            Refused => Some("listed in the table's protocol".to_owned()),
             Care => in_use(snapshot, &feature),
         };
         if let Some(detail) = used {
-            return Err(refuse(&name, detail, rule.fix));
+            return Err(refuse(TableFeatureRefusal {
+                feature: name,
+                detail: scrub(&detail),
+                fix: rule.fix.to_owned(),
+            }));
         }
     }
+    let writable = legacy::writable(snapshot).map_err(|e| refuse(in_wharfs_words(&e)))?;
     for operation in [Operation::Scan, Operation::Write] {
-        if let Err(e) = config.ensure_operation_supported(operation) {
-            return Err(refuse(
-                "protocol",
-                format!(
-                    "readers {}, writers {}: {e}",
-                    protocol.min_reader_version(),
-                    protocol.min_writer_version()
-                ),
-                "the Delta kernel Wharf commits with cannot write this protocol; publish to \
-                 another table",
-            ));
-        }
+        let supported = writable
+            .table_configuration()
+            .ensure_operation_supported(operation);
+        supported.map_err(|e| refuse(in_wharfs_words(&e)))?;
     }
     Ok(())
 }
@@ -86,41 +77,66 @@ fn listed(snapshot: &SnapshotRef) -> Vec<TableFeature> {
     features
 }
 
-/// What a refusal of `feature` says of the table: its CHECK constraints by name and SQL,
-/// or how the protocol lists the feature (by name, or implied by a legacy writer version).
-fn refused_detail(snapshot: &SnapshotRef, feature: &TableFeature) -> String {
-    let config = snapshot.table_configuration();
-    let constraints: Vec<String> = config
-        .table_properties()
-        .check_constraints
-        .iter()
-        .map(|c| format!("CHECK {} ({})", c.name(), c.raw_sql()))
-        .collect();
-    if *feature == TableFeature::CheckConstraints && !constraints.is_empty() {
-        return constraints.join(", ");
-    }
-    match config.protocol().min_writer_version() {
-        v if v < 7 => format!("implied by the protocol's writer version {v}"),
-        _ => "listed in the table's protocol".to_owned(),
-    }
+/// How the protocol has a feature it lists by name (writer version 7); `None` when a
+/// legacy writer version implies it.
+fn listed_by_name(snapshot: &SnapshotRef) -> Option<String> {
+    let protocol = snapshot.table_configuration().protocol();
+    (protocol.min_writer_version() >= 7).then(|| {
+        "listed in the table's protocol by name, and the Delta kernel Wharf commits with \
+         writes no table that lists it"
+            .to_owned()
+    })
 }
 
-/// What of a [`Stance::Care`] feature the version uses that Wharf cannot keep, if any.
+/// What of a [`Stance::Care`] feature the version uses that Wharf cannot keep, if any. A
+/// feature a legacy writer version implies counts only where the table uses it.
 fn in_use(snapshot: &SnapshotRef, feature: &TableFeature) -> Option<String> {
     let config = snapshot.table_configuration();
+    let column = |key: &dyn Fn(&str) -> bool| {
+        snapshot
+            .schema()
+            .fields()
+            .find(|f| f.metadata().keys().any(|k| key(k)))
+            .map(|f| f.name().to_owned())
+    };
     match feature {
         TableFeature::ColumnMapping => match config.column_mapping_mode() {
             ColumnMappingMode::None => None,
             mode => Some(format!(
-                "delta.columnMapping.mode = {}",
+                "column mapping by {0}: delta.columnMapping.mode = {0}",
                 format!("{mode:?}").to_lowercase()
             )),
         },
-        TableFeature::Invariants => snapshot
-            .schema()
-            .fields()
-            .find(|f| f.metadata().contains_key("delta.invariants"))
-            .map(|f| format!("column `{}` declares an invariant", f.name())),
+        TableFeature::Invariants => column(&|k| k == "delta.invariants")
+            .map(|name| format!("column `{name}` declares an invariant")),
+        TableFeature::CheckConstraints => {
+            let constraints: Vec<String> = config
+                .table_properties()
+                .check_constraints
+                .iter()
+                .map(|c| format!("CHECK {} ({})", c.name(), c.raw_sql()))
+                .collect();
+            match constraints.is_empty() {
+                false => Some(format!("the table declares {}", constraints.join(", "))),
+                true => listed_by_name(snapshot),
+            }
+        }
+        TableFeature::ChangeDataFeed => config
+            .table_properties()
+            .enable_change_data_feed
+            .filter(|on| *on)
+            .map(|_| {
+                "the change data feed is on (delta.enableChangeDataFeed = true): Wharf \
+                 writes no change data files, and a landing that removes files would leave \
+                 the feed without its deletes"
+                    .to_owned()
+            }),
+        TableFeature::GeneratedColumns => column(&|k| k == "delta.generationExpression")
+            .map(|name| format!("column `{name}` is generated"))
+            .or_else(|| listed_by_name(snapshot)),
+        TableFeature::IdentityColumns => column(&|k| k.starts_with("delta.identity."))
+            .map(|name| format!("column `{name}` is an identity column"))
+            .or_else(|| listed_by_name(snapshot)),
         // Plan-dependent ([`append_only`]) or file-dependent ([`vectors`]).
         _ => None,
     }
@@ -182,40 +198,6 @@ pub fn append_only(
     })
 }
 
-/// A kernel error met reading or committing: a protocol or feature refusal the kernel
-/// raised is [`Error::TableFeature`], never a store error with advice about endpoints and
-/// credentials; any other is `otherwise`'s.
-pub fn kernel_error(
-    url: &str,
-    e: delta_kernel::KernelError,
-    otherwise: impl FnOnce(delta_kernel::KernelError) -> Error,
-) -> Error {
-    if !is_protocol(&e) {
-        return otherwise(e);
-    }
-    Error::TableFeature {
-        url: url.to_owned(),
-        refusal: TableFeatureRefusal {
-            feature: "protocol".into(),
-            detail: crate::store::objects::scrub(&e.to_string()),
-            fix: "the Delta kernel Wharf commits with refused the table's protocol; publish \
-                  to another table"
-                .into(),
-        },
-    }
-}
-
-/// Whether the kernel refused the table's protocol or features (not its storage).
-fn is_protocol(e: &delta_kernel::KernelError) -> bool {
-    use delta_kernel::KernelError as K;
-    match e {
-        K::Unsupported(_) | K::InvalidProtocol(_) | K::InvalidColumnMappingMode(_) => true,
-        K::InvalidTransactionState(m) => m.starts_with("Append-only"),
-        K::Backtraced { source, .. } => is_protocol(source),
-        _ => false,
-    }
-}
-
 impl crate::land::root::PublishRoot {
     /// §12.8 before the row work: the refusal of a table one of whose files carries a
     /// deletion vector; `None` for hive folders and a table Wharf can write.
@@ -261,29 +243,6 @@ mod tests {
                 rule.name
             );
         }
-    }
-
-    #[test]
-    fn a_protocol_error_of_the_kernel_is_a_refusal_without_the_s3_hint() {
-        use delta_kernel::KernelError as K;
-        let store = |e: K| Error::Table {
-            url: "u".into(),
-            action: "commit the landing",
-            detail: e.to_string(),
-            hint: crate::store::objects::HINT.into(),
-        };
-        for e in [
-            K::Unsupported("Feature 'checkConstraints' is not supported".into()),
-            K::InvalidProtocol("min_writer_version".into()),
-            K::InvalidTransactionState("Append-only tables cannot remove files".into()),
-        ] {
-            let error = kernel_error("file:///t/", e, store);
-            assert!(matches!(error, Error::TableFeature { .. }), "{error}");
-            assert_eq!(error.exit_code(), crate::exit::REFUSED);
-            assert!(!error.to_string().contains("AWS_"), "{error}");
-        }
-        let io = kernel_error("file:///t/", K::Generic("connection reset".into()), store);
-        assert!(io.to_string().contains("AWS_ENDPOINT_URL"), "{io}");
     }
 
     #[test]
