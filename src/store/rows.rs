@@ -465,6 +465,105 @@ mod tests {
     use crate::plan::Event;
     use crate::plan::merge::ReadRows;
 
+    /// `columns` written by arrow's own Parquet writer (as another tool writes them) to
+    /// `path`, with the orders fields' names.
+    fn foreign_file(path: &Path, columns: Vec<(&str, arrow_array::ArrayRef)>) {
+        let batch = arrow_array::RecordBatch::try_from_iter(columns).unwrap();
+        let file = std::fs::File::create(path).unwrap();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+
+    /// Another writer's types (view, large and dictionary strings, an int32 key, an
+    /// unsigned, a millisecond timestamp in another zone) read as their values through
+    /// every path that reads published rows: [`Rows`] (diff, restore checks, a date's
+    /// rows), [`encoded`] (merge) and [`hours`] (the console's picture of a day); an NTZ
+    /// column is an error on each, never a null.
+    #[test]
+    fn another_writers_types_read_exactly_on_every_path() {
+        use arrow_array::{
+            DictionaryArray, Int32Array, LargeStringArray, StringViewArray,
+            TimestampMillisecondArray, UInt16Array, types::Int8Type,
+        };
+        use std::sync::Arc;
+        let schema = crate::config::fixtures::orders().schema.clone();
+        let dir = tempfile::tempdir().unwrap();
+        let ms = 1_709_287_200_123_i64; // 2024-03-01T10:00:00.123Z
+        let columns = |updated: arrow_array::ArrayRef| -> Vec<(&str, arrow_array::ArrayRef)> {
+            vec![
+                (
+                    "event_id",
+                    Arc::new(StringViewArray::from(vec!["e1", "e2"])),
+                ),
+                ("order_id", Arc::new(Int32Array::from(vec![101, 102]))),
+                (
+                    "status",
+                    Arc::new(LargeStringArray::from(vec!["PAID", "SHIPPED"])),
+                ),
+                ("updated_at", updated),
+                ("seq", Arc::new(UInt16Array::from(vec![Some(7), None]))),
+                (
+                    "city",
+                    Arc::new(
+                        vec![Some("Lagos"), Some("Accra")]
+                            .into_iter()
+                            .collect::<DictionaryArray<Int8Type>>(),
+                    ),
+                ),
+            ]
+        };
+        let good = dir.path().join("good.parquet");
+        let stamps =
+            TimestampMillisecondArray::from(vec![ms, ms + 3_600_000]).with_timezone("+01:00");
+        foreign_file(&good, columns(Arc::new(stamps)));
+        let want: Vec<Record> = [
+            (101, "e1", "PAID", ms, Some(7), "Lagos"),
+            (102, "e2", "SHIPPED", ms + 3_600_000, None, "Accra"),
+        ]
+        .into_iter()
+        .map(|(key, event, status, at, seq, city)| {
+            let mut r = vec![Value::Null; schema.fields.len()];
+            r[schema.key] = Value::Int(key);
+            r[schema.event_id] = Value::Str(event.into());
+            r[schema.index_of("status").unwrap()] = Value::Str(status.into());
+            r[schema.order_by] = Value::Ts(Instant::from_micros(at * 1000));
+            r[schema.index_of("seq").unwrap()] = seq.map_or(Value::Null, Value::Int);
+            r[schema.index_of("city").unwrap()] = Value::Str(city.into());
+            r.into_boxed_slice()
+        })
+        .collect();
+        let read: Vec<Record> = Rows::of(vec![Source::Path(good.clone())], &schema)
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(read, want);
+        let merged = encoded(Source::Path(good.clone()), &schema).unwrap();
+        for (i, record) in want.iter().enumerate() {
+            assert_eq!(&merged.record(i, &schema), record, "merge's row {i}");
+        }
+        let mut by_hour = [0; 24];
+        (by_hour[10], by_hour[11]) = (1, 1);
+        assert_eq!(hours(Source::Path(good), &schema).unwrap(), by_hour);
+
+        let ntz = dir.path().join("ntz.parquet");
+        foreign_file(
+            &ntz,
+            columns(Arc::new(TimestampMillisecondArray::from(vec![ms, ms]))),
+        );
+        let errors = [
+            Rows::of(vec![Source::Path(ntz.clone())], &schema)
+                .collect::<Result<Vec<_>>>()
+                .unwrap_err(),
+            encoded(Source::Path(ntz.clone()), &schema).unwrap_err(),
+            hours(Source::Path(ntz), &schema).unwrap_err(),
+        ];
+        for error in errors {
+            let text = error.to_string();
+            assert!(text.contains("ntz.parquet: column `updated_at`"), "{text}");
+            assert!(text.contains("TIMESTAMP_NTZ"), "{text}");
+        }
+    }
+
     /// A file's rows encoded a column at a time are the rows [`Rows`] reads, encoded one
     /// record at a time: nulls alone and in runs, strings past the inline 24 bytes, a
     /// field the file lacks (null), across batches and across row groups (decoded on two
