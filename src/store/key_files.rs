@@ -77,6 +77,11 @@ impl Footer {
         })
     }
 
+    /// The file's Parquet metadata.
+    pub fn metadata(&self) -> &ParquetMetaData {
+        &self.metadata
+    }
+
     /// The smallest key the file may hold, `None` when a group has no statistics.
     pub fn min(&self) -> Option<&Value> {
         let mut min: Option<&Value> = None;

@@ -178,6 +178,68 @@ fn first_sub_micro(array: &dyn Array) -> Option<usize> {
     (0..ns.len()).find(|&i| ns.is_valid(i) && ns.value(i) % 1000 != 0)
 }
 
+/// Checks, from its footer alone, a file another engine's reader (Spark's) will read:
+/// each declared field's column must be of a type Wharf's rules read ([`column`]) and one
+/// that reader reads exactly; Spark's Parquet reader fails on unsigned integers and on
+/// nanosecond timestamps (INT96 aside), so those are refused here by name, before the job.
+pub fn check_for_spark(
+    path: &Path,
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    fields: &[Field],
+) -> Result<()> {
+    let file = metadata.file_metadata();
+    let arrow =
+        parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
+            .map_err(|e| Error::CorruptState {
+                path: path.to_owned(),
+                detail: e.to_string(),
+            })?;
+    let at = FileAt::new(path, metadata, None);
+    for field in fields {
+        let Some(column) = arrow
+            .fields()
+            .iter()
+            .rev()
+            .find(|c| *c.name() == field.name)
+        else {
+            continue;
+        };
+        let found = column.data_type();
+        let int96 = at.int96.iter().any(|n| *n == field.name);
+        let why = refused(found, field.ty, int96).or_else(|| spark_cannot_read(found, int96));
+        if let Some((reason, advice)) = why {
+            let loss = Loss {
+                row: 0,
+                reason,
+                advice,
+            };
+            return Err(at.refusal(field, found, int96, 0, loss));
+        }
+    }
+    Ok(())
+}
+
+/// Why Spark's Parquet reader cannot read a column of `found` exactly, if it cannot.
+fn spark_cannot_read(found: &DataType, int96: bool) -> Option<(&'static str, &'static str)> {
+    use DataType as D;
+    let found = match found {
+        D::Dictionary(_, values) => values.as_ref(),
+        other => other,
+    };
+    let unreadable = match found {
+        D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => true,
+        D::Timestamp(TimeUnit::Nanosecond, _) => !int96,
+        _ => false,
+    };
+    unreadable.then_some((
+        "a type the Spark engine's Parquet reader cannot read exactly (unsigned integers, \
+         nanosecond timestamps)",
+        "land this batch with the local engine (--engine local), which reads it exactly, or \
+         rewrite the column as a signed integer or microsecond timestamp with the tool that \
+         wrote it",
+    ))
+}
+
 /// One file being read: its name for errors, the rows of its row groups in the order
 /// they are read, and which of its Arrow columns are stored as INT96.
 #[derive(Clone, Debug)]
