@@ -9,7 +9,11 @@
 # with the hash it had before, and order 5 as landed. Values Wharf cannot read exactly
 # (NTZ, nanoseconds past microseconds, an unsigned beyond i64, bytes not UTF-8): plan,
 # diff and the landing exit 1 naming the column, and no byte of the table changes.
-# Creates tests/proof/.venv-delta (gitignored) on first use. Env: WHARF_BIN.
+# With WHARF_SPARK_REMOTE set, every kind is landed again on the Spark engine: the same
+# checks, except that unsigned integers, nanosecond timestamps and binary strings, which
+# Spark's Parquet reader cannot read exactly, are refused by column naming the local engine.
+# Creates tests/proof/.venv-delta (gitignored) on first use. Env: WHARF_BIN,
+# WHARF_SPARK_REMOTE, FOREIGN_KINDS (a grep pattern of the kinds to run).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -24,8 +28,11 @@ printf '%s\n' '{"event_id":"new5","order_id":5,"status":"LANDED","updated_at":"2
 # tree: every file of the root with its content's hash (a refusal must change none).
 tree() { (cd "$root" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
-while read -r kind expect; do
-  root="$work/$kind/root"; config="$work/$kind/wharf.toml"; mkdir -p "$work/$kind"
+# prove KIND EXPECT [ENGINE_ARGS…]: write KIND afresh, then status, plan, diff and a merge.
+prove() {
+  local kind="$1" expect="$2"; shift 2
+  local engine=("$@") label="$kind${1:+-on-spark}"
+  root="$work/$label/root"; config="$work/$label/wharf.toml"; mkdir -p "$work/$label"
   py write "$kind" "$root"
   format=""; [[ $kind == delta-* ]] && format='table_format = "delta"'
   sed -e "s#^publish_root = .*#publish_root = \"$root\"\n$format#" \
@@ -40,21 +47,30 @@ while read -r kind expect; do
     before="$(py hashes "$kind" "$root")"
     py_agree='import json,sys; h=json.loads(sys.argv[1]); v=list(h.values()); assert all(x==v[0] for x in v), "the readers disagree before"'
     "$venv/bin/python" -c "$py_agree" "$before" || fail "the readers disagree on the table as written"
-    w plan "$work/in.jsonl" | grep -q "would publish" || fail "plan does not publish"
-    out="$(w diff "$work/in.jsonl")" || fail "diff failed: $out"
+    w plan "${engine[@]}" "$work/in.jsonl" | grep -q "would publish" || fail "plan does not publish"
+    out="$(w diff "${engine[@]}" "$work/in.jsonl")" || fail "diff failed: $out"
     grep -q "~ 5  event_id e5 → new5, status .* → LANDED" <<<"$out" || fail "diff's before row of order 5 is not the written one: $out"
     grep -q "updated 1 · unchanged 39" <<<"$out" || fail "diff: $out"
-    w run --json "$work/in.jsonl" >/dev/null || fail "the merge landing failed"
-    py check "$kind" "$root" "$before"
+    w run --json "${engine[@]}" "$work/in.jsonl" >/dev/null || fail "the merge landing failed"
+    py check "$kind" "$root" "$before" | sed "s/^$kind:/$label:/"
   else
     was="$(tree)"
     for cmd in plan diff run; do
-      set +e; out="$(w "$cmd" "$work/in.jsonl" 2>&1)"; code=$?; set -e
+      set +e; out="$(w "$cmd" "${engine[@]}" "$work/in.jsonl" 2>&1)"; code=$?; set -e
       [[ $code == 1 ]] || fail "$cmd exits $code, not 1: $out"
       grep -q "part-0.parquet: column \`[a-z_]*\` (.*, row group 0) holds .* nothing was written. To land: " <<<"$out" ||
         fail "$cmd: the error does not name the file, column, row group and what to do: $out"
+      [[ $expect != spark-refuse ]] || grep -q -- "--engine local" <<<"$out" || fail "$cmd: the local engine is not named: $out"
     done
     [[ $(tree) == "$was" ]] || fail "a refusal changed the table"
-    echo "$kind: plan, diff and the landing exit 1 naming $(grep -o 'column `[a-z_]*`' <<<"$out"), the table unchanged"
+    echo "$label: plan, diff and the landing exit 1 naming $(grep -o 'column `[a-z_]*`' <<<"$out"), the table unchanged"
+  fi
+}
+
+while read -r kind expect; do
+  prove "$kind" "$expect"
+  if [[ -n ${WHARF_SPARK_REMOTE:-} ]]; then
+    case $kind in hive-uint|hive-nanos|hive-binary) expect=spark-refuse ;; esac
+    prove "$kind" "$expect" --engine spark --remote "$WHARF_SPARK_REMOTE"
   fi
 done < <(py kinds | grep "${FOREIGN_KINDS:-.}")

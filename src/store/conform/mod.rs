@@ -181,7 +181,8 @@ fn first_sub_micro(array: &dyn Array) -> Option<usize> {
 /// Checks, from its footer alone, a file another engine's reader (Spark's) will read:
 /// each declared field's column must be of a type Wharf's rules read ([`column`]) and one
 /// that reader reads exactly; Spark's Parquet reader fails on unsigned integers and on
-/// nanosecond timestamps (INT96 aside), so those are refused here by name, before the job.
+/// nanosecond timestamps (INT96 aside) and does not check binary is UTF-8, so those are
+/// refused here by name, before the job.
 pub fn check_for_spark(
     path: &Path,
     metadata: &parquet::file::metadata::ParquetMetaData,
@@ -229,14 +230,16 @@ fn spark_cannot_read(found: &DataType, int96: bool) -> Option<(&'static str, &'s
     let unreadable = match found {
         D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => true,
         D::Timestamp(TimeUnit::Nanosecond, _) => !int96,
+        // Spark passes binary through as text without checking it is UTF-8.
+        D::Binary | D::LargeBinary | D::BinaryView => true,
         _ => false,
     };
     unreadable.then_some((
         "a type the Spark engine's Parquet reader cannot read exactly (unsigned integers, \
-         nanosecond timestamps)",
+         nanosecond timestamps, binary it does not check is UTF-8)",
         "land this batch with the local engine (--engine local), which reads it exactly, or \
-         rewrite the column as a signed integer or microsecond timestamp with the tool that \
-         wrote it",
+         rewrite the column as a signed integer, a microsecond timestamp or a UTF-8 string \
+         with the tool that wrote it",
     ))
 }
 
