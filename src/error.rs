@@ -119,20 +119,8 @@ pub enum Error {
 
     /// A published file (another writer's) holds a value the declared field cannot read
     /// exactly (§12.9): an error, never a null in its place; nothing was written.
-    #[error(
-        "{path}: column `{column}` ({found}, row group {row_group}) holds {reason}; the \
-         config declares `{column}` {declared} and Wharf reads every value exactly or not at \
-         all, so nothing was written. To land: {advice}"
-    )]
-    ForeignValue {
-        path: PathBuf,
-        column: String,
-        row_group: usize,
-        found: String,
-        declared: &'static str,
-        reason: &'static str,
-        advice: &'static str,
-    },
+    #[error("{0}")]
+    ForeignValue(Box<crate::store::conform::Unreadable>),
 
     /// The operator cancelled the work.
     #[error("cancelled; nothing was written")]
@@ -183,7 +171,7 @@ impl Error {
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::CorruptHistory { .. }
-            | Error::ForeignValue { .. }
+            | Error::ForeignValue(_)
             | Error::Cancelled
             | Error::Engine { .. }
             | Error::Table { .. }

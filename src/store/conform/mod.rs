@@ -206,7 +206,7 @@ pub fn check_for_spark(
             continue;
         };
         let found = column.data_type();
-        let int96 = at.int96.iter().any(|n| *n == field.name);
+        let int96 = at.int96.contains(&field.name);
         let why = refused(found, field.ty, int96).or_else(|| spark_cannot_read(found, int96));
         if let Some((reason, advice)) = why {
             let loss = Loss {
@@ -241,6 +241,25 @@ fn spark_cannot_read(found: &DataType, int96: bool) -> Option<(&'static str, &'s
          rewrite the column as a signed integer, a microsecond timestamp or a UTF-8 string \
          with the tool that wrote it",
     ))
+}
+
+/// A column of a published file the declared field cannot read exactly, as
+/// [`Error::ForeignValue`] reports it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{path}: column `{column}` ({found}, row group {row_group}) holds {reason}; the config \
+     declares `{column}` {declared} and Wharf reads every value exactly or not at all, so \
+     nothing was written. To land: {advice}",
+    path = path.display()
+)]
+pub struct Unreadable {
+    pub path: PathBuf,
+    pub column: String,
+    pub row_group: usize,
+    pub found: String,
+    pub declared: &'static str,
+    pub reason: &'static str,
+    pub advice: &'static str,
 }
 
 /// One file being read: its name for errors, the rows of its row groups in the order
@@ -309,7 +328,7 @@ impl FileAt {
             .map(|(field, at)| {
                 let Some(at) = *at else { return Ok(None) };
                 let array = batch.column(at);
-                let int96 = self.int96.iter().any(|n| *n == field.name);
+                let int96 = self.int96.contains(&field.name);
                 column(array, field, int96)
                     .map(Some)
                     .map_err(|loss| self.refusal(field, array.data_type(), int96, first_row, loss))
@@ -325,7 +344,7 @@ impl FileAt {
         first_row: u64,
         loss: Loss,
     ) -> Error {
-        Error::ForeignValue {
+        Error::ForeignValue(Box::new(Unreadable {
             path: self.path.clone(),
             column: field.name.clone(),
             row_group: self.group_of(first_row + loss.row as u64),
@@ -337,7 +356,7 @@ impl FileAt {
             declared: field.ty.name(),
             reason: loss.reason,
             advice: loss.advice,
-        }
+        }))
     }
 }
 
