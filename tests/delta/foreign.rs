@@ -174,6 +174,23 @@ fn a_schema_difference_names_each_column_and_both_types_in_one_line() {
         );
         assert_eq!(ran.stderr.lines().count(), 1, "{name}: {}", ran.stderr);
         assert!(ran.stderr.contains(says), "{name}: {}", ran.stderr);
+        // --verbose adds both schemas whole, on stderr and in the JSON's detail.
+        let input = product.input("01-day.jsonl", &DAY);
+        let verbose: kit::product::Ran = product
+            .cmd(&["run", input.to_str().unwrap(), "--json", "--verbose"])
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(verbose.code, 1);
+        let detail = verbose.json()["detail"].as_str().unwrap().to_owned();
+        for part in ["the table's schema: ", "the config's: ", name] {
+            assert!(detail.contains(part), "{name}: {part:?} not in {detail}");
+        }
+        assert!(
+            verbose.stderr.contains(&format!("\nwharf: {detail}")),
+            "{}",
+            verbose.stderr
+        );
     }
 }
 

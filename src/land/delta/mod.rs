@@ -265,14 +265,14 @@ impl Table {
         let differences =
             schema_fit::differences(snapshot.schema().as_ref(), &wanted, config, &history);
         if !differences.is_empty() {
-            return Err(Error::Table {
+            return Err(Error::SchemaDiffers {
                 url: self.objects.url.clone(),
-                action: "use the table",
-                detail: scrub(&format!(
-                    "its schema is not the config's: {}",
-                    differences.join("; ")
+                differences: scrub(&differences.join("; ")),
+                hint: schema_fit::advice(&differences),
+                schemas: scrub(&format!(
+                    "the table's schema: {}; the config's: {wanted}",
+                    snapshot.schema()
                 )),
-                hint: schema_fit::advice(&differences).to_owned(),
             });
         }
         let scan = snapshot
