@@ -8,7 +8,6 @@
 //! read as null**. [`FileAt`] names a file's row groups, so a refusal names the group.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
@@ -63,6 +62,12 @@ pub fn column(array: &ArrayRef, field: &Field, int96: bool) -> Result<ArrayRef, 
     if *found == DataType::Null {
         return Ok(new_null_array(&read_type(field.ty), array.len()));
     }
+    // A dictionary's values are checked as the values they are, unpacked (lossless).
+    if let DataType::Dictionary(_, values) = found
+        && let Ok(unpacked) = arrow_cast::cast(array.as_ref(), values)
+    {
+        return column(&unpacked, field, int96);
+    }
     if let Some(why) = refused(found, field.ty, int96) {
         return Err(whole(why));
     }
@@ -91,7 +96,7 @@ pub fn column(array: &ArrayRef, field: &Field, int96: bool) -> Result<ArrayRef, 
                      (Spark: spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS), then rerun",
         });
     }
-    Ok(Arc::new(cast) as ArrayRef)
+    Ok(cast)
 }
 
 /// A type the field cannot be read from, and what to do.

@@ -184,7 +184,15 @@ fn a_value_that_cannot_read_exactly_is_refused_at_its_row() {
     let far: ArrayRef = Arc::new(
         TimestampSecondArray::from(vec![Some(0), Some(i64::MAX / 10)]).with_timezone("UTC"),
     );
+    let nanos_dictionary: ArrayRef = Arc::new(
+        DictionaryArray::<Int32Type>::try_new(
+            Int32Array::from(vec![0, 1]),
+            Arc::new(TimestampNanosecondArray::from(vec![1000, 1_500]).with_timezone("UTC")),
+        )
+        .unwrap(),
+    );
     let cases = [
+        (nanos_dictionary, FieldType::Timestamp, 1, "nanoseconds"),
         (bad_utf8, FieldType::String, 2, "UTF-8"),
         (huge, FieldType::Int, 1, "64-bit"),
         (nanos, FieldType::Timestamp, 1, "nanoseconds"),
