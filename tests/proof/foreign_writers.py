@@ -31,6 +31,7 @@ KINDS = {
     "hive-dictionary": "read",     # dictionary-encoded strings, large strings
     "hive-int8-16-32": "read",     # narrower integers
     "hive-uint": "read",           # unsigned integers that fit i64
+    "hive-int32-bloom": "read",    # a 32-bit key with bloom filters (probed as it hashes)
     "hive-seconds": "read",        # timestamp[s, UTC]
     "hive-millis": "read",         # timestamp[ms, +01:00]
     "hive-nanos": "read",          # timestamp[ns, UTC], whole microseconds
@@ -110,6 +111,8 @@ def write(kind, root):
                           "event_id": pa.large_string(), "courier_id": pa.string_view()})
     elif kind == "hive-int8-16-32":
         hive(root, rows, {"order_id": pa.int32(), "seq": pa.int16()})
+    elif kind == "hive-int32-bloom":
+        hive(root, rows, {"order_id": pa.int32()}, bloom_filter_options={"order_id": {"ndv": 64, "fpp": 0.01}})
     elif kind == "hive-uint":
         hive(root, rows, {"order_id": pa.uint32(), "seq": pa.uint64()})
     elif kind == "hive-seconds":
@@ -171,7 +174,9 @@ def hashed(records):
     for r in records:
         values = {k: canonical(r[k]) for k in COLUMNS}
         values["event_date"] = str(canonical(r["event_date"]))
-        out[str(int(r["order_id"]))] = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+        key = str(int(r["order_id"]))
+        assert key not in out, f"order {key} is in the table twice"
+        out[key] = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
     return out
 
 
