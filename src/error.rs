@@ -94,6 +94,19 @@ pub enum Error {
         hint: String,
     },
 
+    /// A Delta table's schema is not the config's (§12.9): one line naming each differing
+    /// column and both its types; the two schemas whole only with `--verbose`.
+    #[error(
+        "Delta table {url}: could not use the table: its schema is not the config's: {differences}; {hint}"
+    )]
+    SchemaDiffers {
+        url: String,
+        differences: String,
+        hint: &'static str,
+        /// Both schemas whole, for `--verbose`.
+        schemas: String,
+    },
+
     /// The Delta table uses a feature Wharf cannot keep (§12.8): refused (exit 3),
     /// nothing written, with no advice about endpoints or credentials.
     #[error("Delta table {url}: refused (table_feature): {refusal}")]
@@ -116,6 +129,11 @@ pub enum Error {
         removed_by: String,
         version: u64,
     },
+
+    /// A published file (another writer's) holds a value the declared field cannot read
+    /// exactly (§12.9): an error, never a null in its place; nothing was written.
+    #[error("{0}")]
+    ForeignValue(Box<crate::store::conform::Unreadable>),
 
     /// The operator cancelled the work.
     #[error("cancelled; nothing was written")]
@@ -166,9 +184,11 @@ impl Error {
             | Error::CorruptCheckpoint { .. }
             | Error::CorruptState { .. }
             | Error::CorruptHistory { .. }
+            | Error::ForeignValue(_)
             | Error::Cancelled
             | Error::Engine { .. }
             | Error::Table { .. }
+            | Error::SchemaDiffers { .. }
             | Error::State { .. }
             | Error::Internal(_) => exit::ERROR,
         }
@@ -181,6 +201,14 @@ impl Error {
             self,
             Error::Busy { .. } | Error::TableBusy { .. } | Error::StateRace { .. }
         )
+    }
+
+    /// What `--verbose` adds to the one-line message, where there is more to say.
+    pub fn verbose(&self) -> Option<&str> {
+        match self {
+            Error::SchemaDiffers { schemas, .. } => Some(schemas),
+            _ => None,
+        }
     }
 
     /// An internal failure: `what` failed (see [`Error::Internal`]).

@@ -35,6 +35,10 @@ pub struct Cli {
     /// Print JSON on stdout instead of a report: one object (`watch`: one per outcome, a line each).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Say more about an error where there is more (a schema difference: both schemas
+    /// whole), on stderr and in the `--json` error's `detail`.
+    #[arg(long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -199,16 +203,23 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    let json = cli.json;
+    let (json, verbose) = (cli.json, cli.verbose);
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let code = e.exit_code();
+            let more = e.verbose().filter(|_| verbose);
             if json {
-                let object = serde_json::json!({ "error": e.to_string(), "exit_code": code });
+                let mut object = serde_json::json!({ "error": e.to_string(), "exit_code": code });
+                if let Some(more) = more {
+                    object["detail"] = more.into();
+                }
                 let _ = emit(&object.to_string());
             }
             say(&format!("wharf: {e}"));
+            if let Some(more) = more {
+                say(&format!("wharf: {more}"));
+            }
             ExitCode::from(code)
         }
     }

@@ -11,6 +11,7 @@ use crate::contract::{Date, Value};
 use crate::error::Result;
 use crate::plan::{self, PublishedFile};
 use crate::store::dataset::Dataset;
+use crate::store::key_files::Footer;
 
 /// One published date as a batch meets it.
 #[derive(Clone, Debug, Default)]
@@ -30,11 +31,14 @@ impl DateFiles {
 
 /// Every published date's files, each marked read or not, for a batch whose winners have
 /// `keys` (sorted, distinct) and, by date, `own` (each winner's key on its own date).
+/// `check` sees the footer of each file the batch reads, before any row is (an engine
+/// whose reader is not Wharf's checks the file's types there).
 pub fn touched(
     config: &Config,
     dataset: &dyn Dataset,
     keys: &[Value],
     own: &BTreeMap<Date, Vec<&Value>>,
+    check: &dyn Fn(&Footer) -> Result<()>,
 ) -> Result<BTreeMap<Date, DateFiles>> {
     let schema = &config.schema;
     let mut dates = BTreeMap::new();
@@ -60,6 +64,9 @@ pub fn touched(
         for (at, footer) in footers.iter().enumerate() {
             if !read[at] && dataset.may_hold(footer, keys)? {
                 read[at] = true;
+            }
+            if read[at] {
+                check(footer)?;
             }
         }
         dates.insert(date, DateFiles { files, read });

@@ -93,8 +93,10 @@ impl Dataset for HiveFolders<'_> {
             return Ok(hours);
         }
         for path in parquet_files::parquet_paths(&folder)? {
-            let reader = parquet_files::open_reader(&path)?;
-            add_hours(&mut hours, parquet_files::hours_of(reader, &path, schema)?);
+            add_hours(
+                &mut hours,
+                super::rows::hours(super::rows::Source::Path(path), schema)?,
+            );
         }
         Ok(hours)
     }
@@ -130,8 +132,7 @@ impl Dataset for HiveFolders<'_> {
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
-        let path = self.0.join(path);
-        parquet_files::hours_of(parquet_files::open_reader(&path)?, &path, schema)
+        super::rows::hours(self.file_source(path)?, schema)
     }
 }
 

@@ -58,13 +58,14 @@ impl Footer {
             .columns()
             .iter()
             .position(|c| c.name() == field.name);
+        let stored = key_column.map(|at| Stored::of(&metadata, at));
         let ranges = metadata
             .row_groups()
             .iter()
             .map(|group| {
                 let stats = group.column(key_column?).statistics()?;
-                let min = decode(field.ty, stats.min_bytes_opt()?)?;
-                let max = decode(field.ty, stats.max_bytes_opt()?)?;
+                let min = decode(field.ty, stored?, stats.min_bytes_opt()?)?;
+                let max = decode(field.ty, stored?, stats.max_bytes_opt()?)?;
                 Some((min, max))
             })
             .collect();
@@ -75,6 +76,11 @@ impl Footer {
             ranges,
             metadata,
         })
+    }
+
+    /// The file's Parquet metadata.
+    pub fn metadata(&self) -> &ParquetMetaData {
+        &self.metadata
     }
 
     /// The smallest key the file may hold, `None` when a group has no statistics.
@@ -120,7 +126,8 @@ impl Footer {
             };
             let bytes = fetch(offset.max(0) as u64, length.max(0) as u64)?;
             let filter = Sbbf::from_bytes(&bytes).map_err(|e| corrupt(&self.path, e))?;
-            if within.iter().any(|key| probe(&filter, key)) {
+            let stored = Stored::of(&self.metadata, column);
+            if within.iter().any(|key| probe(&filter, key, stored)) {
                 return Ok(true);
             }
         }
@@ -154,20 +161,70 @@ fn in_range<'k>(keys: &'k [Value], min: &Value, max: &Value) -> &'k [Value] {
 }
 
 /// Whether `filter` may hold `key`, hashed as the writer hashed the column's values.
-fn probe(filter: &Sbbf, key: &Value) -> bool {
-    match key {
-        Value::Int(n) => filter.check(n),
-        Value::Str(s) => filter.check(s.as_bytes()),
-        // A key is an int or a string; anything else is not ruled out.
+fn probe(filter: &Sbbf, key: &Value, stored: Stored) -> bool {
+    use parquet::basic::Type as Physical;
+    // A filter hashes the value as the column stores it: an INT32 key another writer
+    // wrote is probed as 4 bytes, never as Wharf's 8 (which would rule out keys it holds).
+    match (key, stored.physical) {
+        (Value::Int(n), Physical::INT64) => filter.check(n),
+        (Value::Int(n), Physical::INT32) if stored.unsigned => {
+            u32::try_from(*n).map_or(true, |v| filter.check(&v))
+        }
+        (Value::Int(n), Physical::INT32) => i32::try_from(*n).map_or(true, |v| filter.check(&v)),
+        (Value::Str(s), Physical::BYTE_ARRAY) => filter.check(s.as_bytes()),
+        // Any other key or storage is not ruled out.
         _ => true,
     }
 }
 
-/// A statistic's bytes as a key of type `ty`.
-fn decode(ty: FieldType, bytes: &[u8]) -> Option<Value> {
-    match ty {
-        FieldType::Int => Some(Value::Int(i64::from_le_bytes(bytes.try_into().ok()?))),
-        FieldType::String => Some(Value::Str(std::str::from_utf8(bytes).ok()?.into())),
+/// How a file stores its key column: the physical type, and whether as unsigned.
+#[derive(Clone, Copy, Debug)]
+struct Stored {
+    physical: parquet::basic::Type,
+    unsigned: bool,
+}
+
+impl Stored {
+    fn of(metadata: &ParquetMetaData, column: usize) -> Stored {
+        use parquet::basic::{ConvertedType, LogicalType};
+        let descr = metadata.file_metadata().schema_descr().column(column);
+        let unsigned = match descr.logical_type_ref() {
+            Some(LogicalType::Integer(int)) => !int.is_signed,
+            _ => matches!(
+                descr.converted_type(),
+                ConvertedType::UINT_8
+                    | ConvertedType::UINT_16
+                    | ConvertedType::UINT_32
+                    | ConvertedType::UINT_64
+            ),
+        };
+        Stored {
+            physical: descr.physical_type(),
+            unsigned,
+        }
+    }
+}
+
+/// A statistic's bytes, as the key column stores them, as a key of type `ty`; none where
+/// they do not read as one (the file is then read, never skipped).
+fn decode(ty: FieldType, stored: Stored, bytes: &[u8]) -> Option<Value> {
+    use parquet::basic::Type as Physical;
+    match (ty, stored.physical, stored.unsigned) {
+        (FieldType::Int, Physical::INT64, false) => {
+            Some(Value::Int(i64::from_le_bytes(bytes.try_into().ok()?)))
+        }
+        (FieldType::Int, Physical::INT64, true) => Some(Value::Int(
+            i64::try_from(u64::from_le_bytes(bytes.try_into().ok()?)).ok()?,
+        )),
+        (FieldType::Int, Physical::INT32, false) => Some(Value::Int(
+            i32::from_le_bytes(bytes.try_into().ok()?).into(),
+        )),
+        (FieldType::Int, Physical::INT32, true) => Some(Value::Int(
+            u32::from_le_bytes(bytes.try_into().ok()?).into(),
+        )),
+        (FieldType::String, Physical::BYTE_ARRAY, _) => {
+            Some(Value::Str(std::str::from_utf8(bytes).ok()?.into()))
+        }
         _ => None,
     }
 }
@@ -203,6 +260,50 @@ mod tests {
         let path = dir.path().join("part-00000.parquet");
         write_file(&path, &schema, &rows, 0..rows.len()).unwrap();
         (dir, path, schema)
+    }
+
+    /// A 32-bit key column another writer wrote, with bloom filters (DuckDB and Spark
+    /// write them): its ranges read as keys, and its filters are probed as the 4-byte
+    /// values they hash, so a file never looks as if it lacked a key it holds.
+    #[test]
+    fn a_32_bit_key_column_is_ranged_and_probed_as_it_is_stored() {
+        use std::sync::Arc;
+        let schema = crate::config::fixtures::orders().schema.clone();
+        let name = schema.fields[schema.key].name.clone();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part-0.parquet");
+        let keys: Vec<i32> = (0..500).map(|k| k * 3).collect();
+        let batch = arrow_array::RecordBatch::try_from_iter([(
+            name.as_str(),
+            Arc::new(arrow_array::Int32Array::from(keys.clone())) as arrow_array::ArrayRef,
+        )])
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_bloom_filter_enabled(true)
+            .build();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        let footer = Footer::read("p", len, &schema, &mut fetch_local(&path)).unwrap();
+        assert_eq!(footer.min(), Some(&Value::Int(0)));
+        assert_eq!(footer.max(), Some(&Value::Int(1497)));
+        for key in [0, 3, 300, 1497] {
+            let held = footer.may_hold(&[Value::Int(key)], &mut fetch_local(&path));
+            assert!(held.unwrap(), "key {key} is in the file");
+        }
+        // The filter is consulted: most keys it lacks are ruled out (a few false positives).
+        let ruled_out = (1..400)
+            .step_by(3)
+            .filter(|&k| {
+                !footer
+                    .may_hold(&[Value::Int(k)], &mut fetch_local(&path))
+                    .unwrap()
+            })
+            .count();
+        assert!(ruled_out > 100, "{ruled_out} of 133 absent keys ruled out");
     }
 
     #[test]

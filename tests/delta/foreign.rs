@@ -120,3 +120,97 @@ fn a_table_partitioned_otherwise_is_refused_even_with_no_files() {
         refused(&product, &table, &what, "partitioned by");
     }
 }
+
+/// The config's table schema with `name`'s column replaced by `column`.
+fn with_column(product: &kit::product::Product, name: &str, column: StructField) -> StructType {
+    let schema = wharf_schema(product);
+    let fields = schema.fields().map(|f| {
+        if f.name() == name {
+            column.clone()
+        } else {
+            f.clone()
+        }
+    });
+    StructType::try_new(fields.collect::<Vec<_>>()).unwrap()
+}
+
+/// A schema difference is refused in one line naming each differing column and both its
+/// types (issue 55, §12.9), never the two schemas whole, with advice that can be followed.
+#[test]
+fn a_schema_difference_names_each_column_and_both_types_in_one_line() {
+    let cases = [
+        (
+            "order_id",
+            StructField::nullable("order_id", DataType::INTEGER),
+            "`order_id`: table integer vs config int (long)",
+        ),
+        (
+            "updated_at",
+            StructField::nullable("updated_at", DataType::TIMESTAMP_NTZ),
+            "`updated_at`: table timestamp_ntz vs config timestamp (timestamp)",
+        ),
+        (
+            "event_date",
+            StructField::nullable("event_date", DataType::STRING),
+            "`event_date`: table string vs config the date partition (date)",
+        ),
+        (
+            "courier_id",
+            StructField::not_null("courier_id", DataType::STRING),
+            "`courier_id`: table string NOT NULL vs config optional string",
+        ),
+    ];
+    for (name, column, says) in cases {
+        let product = delta_product("lake/orders");
+        let table = product.path().join("lake/orders");
+        foreign_table(&table, with_column(&product, name, column), &["event_date"]);
+        refused(&product, &table, name, says);
+        let ran = run(&product, &product.input("01-day.jsonl", &DAY), false);
+        let error = ran.json()["error"].as_str().unwrap().to_owned();
+        assert!(!error.contains('\n'), "{name}: not one line: {error}");
+        assert!(
+            !error.contains("struct<"),
+            "{name}: a whole schema: {error}"
+        );
+        assert_eq!(ran.stderr.lines().count(), 1, "{name}: {}", ran.stderr);
+        assert!(ran.stderr.contains(says), "{name}: {}", ran.stderr);
+        // --verbose adds both schemas whole, on stderr and in the JSON's detail.
+        let input = product.input("01-day.jsonl", &DAY);
+        let verbose: kit::product::Ran = product
+            .cmd(&["run", input.to_str().unwrap(), "--json", "--verbose"])
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(verbose.code, 1);
+        let detail = verbose.json()["detail"].as_str().unwrap().to_owned();
+        for part in ["the table's schema: ", "the config's: ", name] {
+            assert!(detail.contains(part), "{name}: {part:?} not in {detail}");
+        }
+        assert!(
+            verbose.stderr.contains(&format!("\nwharf: {detail}")),
+            "{}",
+            verbose.stderr
+        );
+    }
+}
+
+/// A NOT NULL column whose field is required is the config's: the landing writes a value
+/// in every row (issue 55).
+#[test]
+fn a_not_null_column_of_a_required_field_is_accepted() {
+    let product = delta_product("lake/orders");
+    let table = product.path().join("lake/orders");
+    let column = StructField::not_null("order_id", DataType::LONG);
+    foreign_table(
+        &table,
+        with_column(&product, "order_id", column),
+        &["event_date"],
+    );
+    let ran = run(&product, &product.input("01-day.jsonl", &DAY), false);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(
+        Root::local(&table).commits().len(),
+        2,
+        "the landing committed"
+    );
+}

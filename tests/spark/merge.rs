@@ -554,3 +554,104 @@ fn generated_batches_over_many_dates_merge_alike() {
         "the fixtures exercise the merge: changed {changed}, moved {moved}, stale {stale}"
     );
 }
+
+/// Rewrites every published file of `product` as another tool would write the same rows:
+/// each column `types` names cast to that Arrow type (arrow's own writer, its own
+/// encodings).
+fn rewrite_foreign(product: &Product, types: &[(&str, arrow_schema::DataType)]) {
+    use parquet::arrow::ArrowWriter;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let config = Config::load(&product.config).unwrap();
+    for (_, folder) in state::list_partitions(config.lake.publish_root()).unwrap() {
+        for path in parquet_files::parquet_paths(&folder).unwrap() {
+            let reader = ParquetRecordBatchReaderBuilder::try_new(fs::File::open(&path).unwrap())
+                .unwrap()
+                .build()
+                .unwrap();
+            let batches: Vec<_> = reader.map(Result::unwrap).collect();
+            let columns = |batch: &arrow_array::RecordBatch| {
+                let schema = batch.schema();
+                let cast = schema.fields().iter().zip(batch.columns()).map(|(f, c)| {
+                    let to = types.iter().find(|(n, _)| n == f.name()).map(|(_, t)| t);
+                    let c = to.map_or(c.clone(), |t| arrow_cast::cast(c, t).unwrap());
+                    (f.name().clone(), c)
+                });
+                arrow_array::RecordBatch::try_from_iter(cast.collect::<Vec<_>>()).unwrap()
+            };
+            let batches: Vec<_> = batches.iter().map(columns).collect();
+            let mut writer =
+                ArrowWriter::try_new(fs::File::create(&path).unwrap(), batches[0].schema(), None)
+                    .unwrap();
+            batches.iter().for_each(|b| writer.write(b).unwrap());
+            writer.close().unwrap();
+        }
+    }
+}
+
+/// A table another tool wrote (dictionary, large and view strings, a 32-bit key, a 16-bit
+/// integer, millisecond timestamps in another zone; issue 55): both engines read every
+/// value exactly and merge alike; the same rows as before the rewrite. A zoneless
+/// (NTZ) timestamp is refused by both, naming the column, before Spark reads a row.
+#[test]
+fn a_table_of_another_writers_types_merges_alike_and_ntz_is_refused() {
+    use arrow_schema::{DataType, TimeUnit};
+    let product = merge_product("");
+    let at = |h: u32| format!("2024-03-01T{h:02}:00:00.123Z");
+    let lines: Vec<String> = (1..=6)
+        .map(|k| event_seq(&format!("e{k}"), k, "PENDING", &at(8 + k as u32), k * 10))
+        .collect();
+    land(
+        &product,
+        "b1.jsonl",
+        &lines.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let config = Config::load(&product.config).unwrap();
+    let wharf_rows = published(&config);
+    let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    rewrite_foreign(
+        &product,
+        &[
+            ("event_id", dictionary),
+            ("order_id", DataType::Int32),
+            ("status", DataType::LargeUtf8),
+            ("seq", DataType::Int16),
+            ("courier_id", DataType::Utf8View),
+            (
+                "updated_at",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("+01:00".into())),
+            ),
+        ],
+    );
+    assert_eq!(
+        published(&config).by_date,
+        wharf_rows.by_date,
+        "read exactly"
+    );
+    let batch = [event("e9", 2, "PAID", "2024-03-01T20:00:00Z")];
+    let out = both_engines(&product, &batch);
+    let statuses: Vec<&str> = out.rows[&day("2024-03-01")]
+        .iter()
+        .map(|r| r["status"].as_str())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "PENDING", "PAID", "PENDING", "PENDING", "PENDING", "PENDING"
+        ]
+    );
+
+    let ntz = DataType::Timestamp(TimeUnit::Microsecond, None);
+    rewrite_foreign(&product, &[("updated_at", ntz)]);
+    let winners = winners(&batch, &config.schema);
+    let folders = wharf::store::dataset::HiveFolders(config.lake.publish_root());
+    let on_spark = Published::of(&config, &folders, batch_keys(&winners, &config.schema));
+    let on_local =
+        wharf::store::dataset::Dataset::rows(&folders, day("2024-03-01"), &config.schema);
+    for error in [on_spark.unwrap_err(), on_local.unwrap_err()] {
+        let text = error.to_string();
+        assert!(
+            text.contains("column `updated_at`") && text.contains("TIMESTAMP_NTZ"),
+            "{text}"
+        );
+    }
+}

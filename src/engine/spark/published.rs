@@ -78,7 +78,15 @@ impl Published {
             .iter()
             .map(|(date, keys)| (*date, keys.iter().collect()))
             .collect();
-        let dates = touched::touched(config, dataset, &batch.keys, &own)?;
+        // Spark reads the files itself: their types are checked by Wharf's rules first.
+        let check = |footer: &crate::store::key_files::Footer| {
+            crate::store::conform::check_for_spark(
+                std::path::Path::new(&footer.path),
+                footer.metadata(),
+                &config.schema.fields,
+            )
+        };
+        let dates = touched::touched(config, dataset, &batch.keys, &own, &check)?;
         // A Delta version names its files; a hive root's are its folders' files.
         let in_table = dataset.files_by_date().is_some();
         let mut uris = BTreeMap::new();

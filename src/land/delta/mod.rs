@@ -57,6 +57,7 @@ pub mod pending;
 pub mod protocol;
 pub mod read;
 pub mod restore;
+pub mod schema_fit;
 pub mod trash;
 pub mod vacuumed;
 
@@ -289,11 +290,18 @@ impl Table {
             Some(history) => history,
             None => crate::land::delta::columns::from_table(config, self, snapshot)?,
         };
-        if !evolves_to(snapshot.schema().as_ref(), &wanted, config, &history) {
-            return Err(self.not_ours(format!(
-                "its schema ({}) is not the config's ({wanted})",
-                snapshot.schema()
-            )));
+        let differences =
+            schema_fit::differences(snapshot.schema().as_ref(), &wanted, config, &history);
+        if !differences.is_empty() {
+            return Err(Error::SchemaDiffers {
+                url: self.objects.url.clone(),
+                differences: scrub(&differences.join("; ")),
+                hint: schema_fit::advice(&differences),
+                schemas: scrub(&format!(
+                    "the table's schema: {}; the config's: {wanted}",
+                    snapshot.schema()
+                )),
+            });
         }
         let scan = snapshot
             .clone()
@@ -591,11 +599,10 @@ impl Table {
     }
 }
 
-/// What to do about a table whose schema or partitioning is not the config's.
-const NOT_OURS: &str = "nothing was written. Wharf never changes a table's schema or \
-                        partitioning: point publish_root at this product's own table (or a \
-                        new path, where the first landing creates one), or make the config's \
-                        [schema] the table's";
+/// What to do about a table partitioned otherwise than this product's tables.
+const NOT_OURS: &str = "nothing was written. Wharf never changes a table's partitioning: \
+                        point publish_root at this product's own table (or a new path, where \
+                        the first landing creates one)";
 
 /// What to do about another writer's file with a null (or unreadable) date.
 const NULL_DATE: &str = "nothing was written. Wharf lands and replaces rows by their date, \
@@ -626,32 +633,6 @@ pub fn table_schema(config: &Config) -> Result<StructType> {
         path: config.path.clone(),
         message: format!("the schema cannot be a Delta table's: {e}"),
     })
-}
-
-/// Whether a table of schema `table` is this product's as `wanted` (the config's
-/// [`table_schema`]) says, up to the added columns (§1.1) it does not have yet: the same
-/// columns, by name and type, in any order. A column the lake added that this config's
-/// schema lacks (a caller that reads without landing) is the table's too.
-fn evolves_to(
-    table: &StructType,
-    wanted: &StructType,
-    config: &Config,
-    history: &[crate::land::columns::AddedColumn],
-) -> bool {
-    let lake = |f: &StructField| history.iter().any(|c| c.name == f.name().as_str());
-    let added = |name: &str| {
-        config
-            .schema
-            .fields
-            .iter()
-            .any(|f| f.added && f.name == name)
-    };
-    table
-        .fields()
-        .all(|f| wanted.field(f.name()).map_or(lake(f), |w| w == f))
-        && wanted
-            .fields()
-            .all(|w| table.field(w.name()).is_some() || added(w.name()))
 }
 
 /// The config's added columns (§1.1) that the table `table` does not have yet.

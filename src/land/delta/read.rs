@@ -6,16 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use parquet::file::reader::SerializedFileReader;
-
 use crate::contract::{Date, Record, Schema, Value};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::land::delta;
 use crate::land::delta::commit::Found;
 use crate::plan::PartitionEntry;
 use crate::store::dataset::{self, Dataset};
 use crate::store::key_files::Footer;
-use crate::store::parquet_files;
 
 /// The version `found` read.
 pub struct TableVersion<'a>(pub &'a Found);
@@ -58,18 +55,6 @@ impl TableVersion<'_> {
         Ok(Some(sources))
     }
 
-    /// A reader of the data file `path`, fetched through the table's store, and the
-    /// file's name for errors.
-    fn reader(&self, path: &str) -> Result<(SerializedFileReader<bytes::Bytes>, PathBuf)> {
-        let bytes = self.0.table.fetch(path)?;
-        let named = self.named(path);
-        let reader = SerializedFileReader::new(bytes).map_err(|e| Error::CorruptState {
-            path: named.clone(),
-            detail: e.to_string(),
-        })?;
-        Ok((reader, named))
-    }
-
     /// The data file `path` as errors name it: under the table's URL.
     fn named(&self, path: &str) -> PathBuf {
         Path::new(self.0.table.url()).join(path)
@@ -82,19 +67,18 @@ impl Dataset for TableVersion<'_> {
     }
 
     fn rows(&self, date: Date, schema: &Schema) -> Result<Vec<Record>> {
-        let mut rows = Vec::new();
+        let mut sources = Vec::new();
         for path in self.files_of(date) {
-            let (reader, named) = self.reader(&path)?;
-            rows.extend(parquet_files::read_records(reader, &named, schema)?);
+            sources.push(self.file_source(&path)?);
         }
-        Ok(rows)
+        crate::store::rows::Rows::of(sources, schema).collect()
     }
 
     fn rows_by_hour(&self, date: Date, schema: &Schema) -> Result<[u64; 24]> {
         let mut hours = [0; 24];
         for path in self.files_of(date) {
-            let (reader, named) = self.reader(&path)?;
-            dataset::add_hours(&mut hours, parquet_files::hours_of(reader, &named, schema)?);
+            let source = self.file_source(&path)?;
+            dataset::add_hours(&mut hours, crate::store::rows::hours(source, schema)?);
         }
         Ok(hours)
     }
@@ -134,8 +118,7 @@ impl Dataset for TableVersion<'_> {
     }
 
     fn file_hours(&self, path: &str, schema: &Schema) -> Result<[u64; 24]> {
-        let (reader, named) = self.reader(path)?;
-        parquet_files::hours_of(reader, &named, schema)
+        crate::store::rows::hours(self.file_source(path)?, schema)
     }
 
     fn holds_as_recorded(&self, date: Date, entry: &PartitionEntry) -> bool {

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use arrow_array::{
-    Array, BooleanArray, Float64Array, Int64Array, RecordBatch, RecordBatchReader, StringArray,
+    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatchReader, StringArray,
     TimestampMicrosecondArray,
 };
 use parquet::arrow::arrow_reader::{
@@ -15,6 +15,7 @@ use parquet::arrow::arrow_reader::{
     ParquetRecordBatchReaderBuilder,
 };
 
+use super::conform::FileAt;
 use super::parquet_files;
 use crate::contract::{Instant, Record, Schema, Value};
 use crate::error::{Error, Result};
@@ -32,10 +33,12 @@ const BATCH_ROWS: usize = 8192;
 pub struct Rows<'s> {
     schema: &'s Schema,
     files: std::vec::IntoIter<Source>,
-    /// The file being read, its batches, and the batch being read with the next row.
-    current: Option<(PathBuf, ParquetRecordBatchReader)>,
-    batch: Option<(RecordBatch, usize)>,
-    /// Column position in the batch → field index in the schema, per file.
+    /// The file being read, its batches, and the rows it has read.
+    current: Option<(FileAt, ParquetRecordBatchReader, u64)>,
+    /// The batch being read, its columns as the schema's fields (none where the file
+    /// lacks one), and the next row.
+    batch: Option<(Vec<Option<ArrayRef>>, usize, usize)>,
+    /// Field index in the schema → its column in the file's batches.
     columns: Vec<Option<usize>>,
 }
 
@@ -68,46 +71,134 @@ impl<'s> Rows<'s> {
         let Some(source) = self.files.next() else {
             return Ok(false);
         };
-        let (path, reader) = open(source)?;
-        self.columns = reader
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| self.schema.index_of(f.name()))
-            .collect();
-        self.current = Some((path, reader));
+        let (file, reader) = open(source, None)?;
+        self.columns = field_columns(self.schema, &reader.schema());
+        self.current = Some((file, reader, 0));
         Ok(true)
+    }
+
+    /// The next batch of the current file, conformed; false at the file's end.
+    fn next_batch(&mut self) -> Result<bool> {
+        let Some((file, batches, read)) = &mut self.current else {
+            return Ok(false);
+        };
+        match batches.next() {
+            Some(Ok(batch)) => {
+                let columns = file.conform(&batch, &self.schema.fields, &self.columns, *read)?;
+                *read += batch.num_rows() as u64;
+                self.batch = Some((columns, batch.num_rows(), 0));
+                Ok(true)
+            }
+            Some(Err(e)) => Err(Error::CorruptState {
+                path: file.path.clone(),
+                detail: e.to_string(),
+            }),
+            None => {
+                self.current = None;
+                Ok(false)
+            }
+        }
     }
 }
 
-/// A reader of `source`'s batches, and its name for errors.
-fn open(source: Source) -> Result<(PathBuf, ParquetRecordBatchReader)> {
-    let corrupt = |path: &Path, e: parquet::errors::ParquetError| Error::CorruptState {
-        path: path.to_owned(),
-        detail: e.to_string(),
-    };
-    let (path, builder) = match source {
+/// Each of `schema`'s fields' column in a file of `file`'s columns (the last of a name).
+fn field_columns(schema: &Schema, file: &arrow_schema::Schema) -> Vec<Option<usize>> {
+    schema
+        .fields
+        .iter()
+        .map(|f| file.fields().iter().rposition(|c| c.name() == &f.name))
+        .collect()
+}
+
+/// A reader of `source`'s batches (of `groups` only, when given), and the file it reads.
+fn open(source: Source, groups: Option<&[usize]>) -> Result<(FileAt, ParquetRecordBatchReader)> {
+    match source {
         Source::Path(path) => {
             let file = std::fs::File::open(&path).map_err(|e| Error::CorruptState {
                 path: path.clone(),
                 detail: e.to_string(),
             })?;
-            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-                .map_err(|e| corrupt(&path, e))?
-                .with_batch_size(BATCH_ROWS)
-                .build();
-            (path, builder)
+            reader_of(path, file, groups)
         }
-        Source::Fetched(path, bytes) => {
-            let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
-                .map_err(|e| corrupt(&path, e))?
-                .with_batch_size(BATCH_ROWS)
-                .build();
-            (path, builder)
-        }
+        Source::Fetched(path, bytes) => reader_of(path, bytes, groups),
+    }
+}
+
+fn reader_of<R: parquet::file::reader::ChunkReader + 'static>(
+    path: PathBuf,
+    input: R,
+    groups: Option<&[usize]>,
+) -> Result<(FileAt, ParquetRecordBatchReader)> {
+    let corrupt = |e: parquet::errors::ParquetError| Error::CorruptState {
+        path: path.clone(),
+        detail: e.to_string(),
     };
-    let reader = builder.map_err(|e| corrupt(&path, e))?;
-    Ok((path, reader))
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(input)
+        .map_err(corrupt)?
+        .with_batch_size(BATCH_ROWS);
+    if let Some(groups) = groups {
+        builder = builder.with_row_groups(groups.to_vec());
+    }
+    let file = FileAt::new(&path, builder.metadata(), groups);
+    let reader = builder.build().map_err(corrupt)?;
+    Ok((file, reader))
+}
+
+/// The rows of `source` by UTC hour of `schema`'s `partition_by_date_of` instant, reading
+/// that column alone (conformed as every read is).
+pub fn hours(source: Source, schema: &Schema) -> Result<[u64; 24]> {
+    match source {
+        Source::Path(path) => {
+            let file = std::fs::File::open(&path).map_err(|e| Error::CorruptState {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+            hours_of(&path, file, schema)
+        }
+        Source::Fetched(path, bytes) => hours_of(&path, bytes, schema),
+    }
+}
+
+fn hours_of<R: parquet::file::reader::ChunkReader + 'static>(
+    path: &Path,
+    input: R,
+    schema: &Schema,
+) -> Result<[u64; 24]> {
+    let field = &schema.fields[schema.date_of];
+    let corrupt = |detail: String| Error::CorruptState {
+        path: path.to_owned(),
+        detail,
+    };
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(input).map_err(|e| corrupt(e.to_string()))?;
+    let root = builder
+        .parquet_schema()
+        .root_schema()
+        .get_fields()
+        .iter()
+        .rposition(|c| c.name() == field.name)
+        .ok_or_else(|| corrupt(format!("no column {}", field.name)))?;
+    let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), [root]);
+    let file = FileAt::new(path, builder.metadata(), None);
+    let reader = builder
+        .with_batch_size(BATCH_ROWS)
+        .with_projection(mask)
+        .build()
+        .map_err(|e| corrupt(e.to_string()))?;
+    let (mut hours, mut read) = ([0; 24], 0);
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(e.to_string()))?;
+        let conformed = file.conform(&batch, std::slice::from_ref(field), &[Some(0)], read)?;
+        read += batch.num_rows() as u64;
+        if let Some(Some(array)) = conformed.first()
+            && let Column::Ts(us) = Column::of(array.as_ref(), &file)?
+        {
+            for at in us.iter().flatten() {
+                hours[Instant::from_micros(at).hour_of_day()] += 1;
+            }
+        }
+    }
+    Ok(hours)
 }
 
 /// One file's rows encoded back to back ([`crate::contract::row`]): row `i` is
@@ -155,7 +246,8 @@ pub fn encoded(source: Source, schema: &Schema) -> Result<Encoded> {
                 .with_row_groups(part.to_vec())
                 .build()
                 .map_err(corrupt)?;
-        encode_batches(reader, schema, room).map_err(corrupt)
+        let file = FileAt::new(&path, metadata.metadata(), Some(part));
+        encode_batches(reader, &file, schema, room)
     };
     let mut parts = std::thread::scope(|scope| {
         let later: Vec<_> = halves[1..]
@@ -194,31 +286,32 @@ fn bytes_of(source: Source) -> Result<(PathBuf, bytes::Bytes)> {
     }
 }
 
-/// The rows of `reader`'s batches, encoded, in buffers with room for `rows` rows.
+/// The rows of `reader`'s batches (of `file`), encoded, in buffers with room for `rows`
+/// rows.
 fn encode_batches(
     reader: ParquetRecordBatchReader,
+    file: &FileAt,
     schema: &Schema,
     rows: usize,
-) -> parquet::errors::Result<Encoded> {
-    let fields: Vec<Option<usize>> = {
-        let file = reader.schema();
-        schema
-            .fields
-            .iter()
-            .map(|f| file.fields().iter().rposition(|c| c.name() == &f.name))
-            .collect()
-    };
+) -> Result<Encoded> {
+    let fields = field_columns(schema, &reader.schema());
     let mut out = Encoded {
         bytes: Vec::new(),
         ends: Vec::with_capacity(rows),
     };
     let mut sized = false;
+    let mut read = 0;
     for batch in reader {
-        let batch = batch?;
-        let columns: Vec<Option<Column<'_>>> = fields
+        let batch = batch.map_err(|e| Error::CorruptState {
+            path: file.path.clone(),
+            detail: e.to_string(),
+        })?;
+        let arrays = file.conform(&batch, &schema.fields, &fields, read)?;
+        read += batch.num_rows() as u64;
+        let columns = arrays
             .iter()
-            .map(|at| at.map(|at| Column::of(batch.column(at).as_ref())))
-            .collect();
+            .map(|a| a.as_deref().map(|a| Column::of(a, file)).transpose())
+            .collect::<Result<Vec<_>>>()?;
         for row in 0..batch.num_rows() {
             for column in &columns {
                 match column {
@@ -275,32 +368,37 @@ impl crate::plan::merge::ReadRows for Encoded {
     }
 }
 
-/// A batch's column by the type of its values, downcast once a batch; a column of any
-/// other type reads as null.
+/// A batch's column conformed to its field's type ([`FileAt::conform`]), downcast once a
+/// batch.
 enum Column<'b> {
     Int(&'b Int64Array),
     Str(&'b StringArray),
     Ts(&'b TimestampMicrosecondArray),
     Float(&'b Float64Array),
     Bool(&'b BooleanArray),
-    Other,
 }
 
 impl<'b> Column<'b> {
-    fn of(array: &'b dyn Array) -> Self {
+    /// `array`, of a read type ([`super::conform::read_type`]); any other is Wharf's bug, never a
+    /// column read as null.
+    fn of(array: &'b dyn Array, file: &FileAt) -> Result<Self> {
         let any = array.as_any();
         if let Some(ints) = any.downcast_ref::<Int64Array>() {
-            Column::Int(ints)
+            Ok(Column::Int(ints))
         } else if let Some(texts) = any.downcast_ref::<StringArray>() {
-            Column::Str(texts)
+            Ok(Column::Str(texts))
         } else if let Some(us) = any.downcast_ref::<TimestampMicrosecondArray>() {
-            Column::Ts(us)
+            Ok(Column::Ts(us))
         } else if let Some(xs) = any.downcast_ref::<Float64Array>() {
-            Column::Float(xs)
+            Ok(Column::Float(xs))
         } else if let Some(bs) = any.downcast_ref::<BooleanArray>() {
-            Column::Bool(bs)
+            Ok(Column::Bool(bs))
         } else {
-            Column::Other
+            Err(Error::internal(format!(
+                "{}: a column of {} was not conformed to its field's type",
+                file.path.display(),
+                array.data_type()
+            )))
         }
     }
 
@@ -331,16 +429,17 @@ impl<'b> Column<'b> {
     }
 }
 
-/// Row `row` of `batch` as a record of `schema`, `columns` mapping the batch's columns to
-/// its fields (a column the files lack, or of another type, reads as null).
-fn record(schema: &Schema, columns: &[Option<usize>], batch: &RecordBatch, row: usize) -> Record {
-    let mut record = vec![Value::Null; schema.fields.len()];
-    for (at, column) in batch.columns().iter().enumerate() {
-        if let Some(Some(index)) = columns.get(at) {
-            record[*index] = Column::of(column.as_ref()).value(row);
-        }
-    }
-    record.into_boxed_slice()
+/// Row `row` of a batch's conformed `columns` as a record (a field the file lacks reads as
+/// null).
+fn record(columns: &[Option<ArrayRef>], file: &FileAt, row: usize) -> Result<Record> {
+    columns
+        .iter()
+        .map(|column| match column {
+            Some(array) => Ok(Column::of(array.as_ref(), file)?.value(row)),
+            None => Ok(Value::Null),
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Vec::into_boxed_slice)
 }
 
 impl Iterator for Rows<'_> {
@@ -348,35 +447,23 @@ impl Iterator for Rows<'_> {
 
     fn next(&mut self) -> Option<Result<Record>> {
         loop {
-            if let Some((batch, row)) = &mut self.batch {
-                if *row < batch.num_rows() {
-                    *row += 1;
-                    return Some(Ok(record(self.schema, &self.columns, batch, *row - 1)));
-                }
-                self.batch = None;
+            if let (Some((columns, rows, row)), Some((file, ..))) = (&mut self.batch, &self.current)
+                && *row < *rows
+            {
+                *row += 1;
+                return Some(record(columns, file, *row - 1));
             }
-            if let Some((path, batches)) = &mut self.current {
-                match batches.next() {
-                    Some(Ok(batch)) => {
-                        self.batch = Some((batch, 0));
-                        continue;
-                    }
-                    Some(Err(e)) => {
-                        let error = Error::CorruptState {
-                            path: path.clone(),
-                            detail: e.to_string(),
-                        };
-                        self.current = None;
-                        self.files = Vec::new().into_iter();
-                        return Some(Err(error));
-                    }
-                    None => self.current = None,
-                }
-            }
-            match self.next_file() {
-                Ok(true) => continue,
+            self.batch = None;
+            // A file's end moves on to the next file; the last file's end is the end.
+            let more = match self.current {
+                Some(_) => self.next_batch().map(|_| true),
+                None => self.next_file(),
+            };
+            match more {
+                Ok(true) => {}
                 Ok(false) => return None,
                 Err(e) => {
+                    self.current = None;
                     self.files = Vec::new().into_iter();
                     return Some(Err(e));
                 }
@@ -386,75 +473,4 @@ impl Iterator for Rows<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::contract::row;
-    use crate::engine::local::RowSet;
-    use crate::engine::local::parquet::write_file;
-    use crate::plan::Event;
-    use crate::plan::merge::ReadRows;
-
-    /// A file's rows encoded a column at a time are the rows [`Rows`] reads, encoded one
-    /// record at a time: nulls alone and in runs, strings past the inline 24 bytes, a
-    /// field the file lacks (null), across batches and across row groups (decoded on two
-    /// threads); and each row's key and record read back from the encoding.
-    #[test]
-    fn encoded_rows_are_the_rows_read_encoded() {
-        let schema = crate::config::fixtures::orders().schema.clone();
-        // Past 65,536 rows a file has two row groups.
-        let records: Vec<Record> = (0..70_000)
-            .map(|i| {
-                let mut r = vec![Value::Null; schema.fields.len()];
-                r[schema.event_id] =
-                    Value::Str(format!("e{i}-{}", "x".repeat(i as usize % 40)).into());
-                r[schema.key] = Value::Int(i * 3 - 7);
-                r[schema.order_by] = Value::Ts(Instant::from_parts(
-                    1_709_251_200 + i,
-                    (i as u32 % 7) * 1000,
-                ));
-                if i % 5 != 0 && !(100..140).contains(&i) {
-                    r[schema.fields.len() - 1] = Value::Str("Lagos".into());
-                }
-                r.into_boxed_slice()
-            })
-            .collect();
-        let events: Vec<Event> = records
-            .iter()
-            .map(|r| Event {
-                line: 0,
-                record: r.clone(),
-            })
-            .collect();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("part-00000.parquet");
-        let rows = RowSet::from_events(schema.fields.len(), &events);
-        write_file(&path, &schema, &rows, 0..rows.len()).unwrap();
-        let groups = ArrowReaderMetadata::load(
-            &std::fs::File::open(&path).unwrap(),
-            ArrowReaderOptions::default(),
-        )
-        .unwrap()
-        .metadata()
-        .num_row_groups();
-        assert_eq!(groups, 2);
-        // A reader's schema with a field the file lacks: it reads as null.
-        let mut wider = schema.clone();
-        wider.fields.push(wider.fields[0].clone());
-        wider.fields.last_mut().unwrap().name = "not_in_the_file".into();
-        for schema in [&schema, &wider] {
-            let read: Vec<Record> = Rows::of(vec![Source::Path(path.clone())], schema)
-                .collect::<Result<_>>()
-                .unwrap();
-            let encoded = encoded(Source::Path(path.clone()), schema).unwrap();
-            assert_eq!(encoded.len(), read.len());
-            let mut want = Vec::new();
-            for (i, record) in read.iter().enumerate() {
-                want.clear();
-                row::push_record(&mut want, record);
-                assert_eq!(encoded.row(i), want.as_slice(), "row {i}");
-                assert_eq!(encoded.key(i, schema), record[schema.key]);
-                assert_eq!(&encoded.record(i, schema), record);
-            }
-        }
-    }
-}
+mod tests;
