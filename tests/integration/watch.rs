@@ -393,3 +393,18 @@ fn reading_the_inbox_does_not_wake_its_watcher_and_a_rename_does() {
     rx.recv_timeout(std::time::Duration::from_secs(10))
         .expect("a rename into the inbox wakes the watcher");
 }
+
+#[test]
+fn poll_on_a_local_inbox_is_a_usage_error_naming_the_flag() {
+    // A local inbox has no poll: the flag would be ignored, so it is refused instead.
+    let product = Product::with_settings("");
+    rename_in(&product, "a.jsonl", &events("a", 3, "2024-03-01", "A"));
+    let ran = product.wharf(&["watch", "--poll", "1"]);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("--poll applies to an S3 inbox"),
+        "{}",
+        ran.stderr
+    );
+    assert!(product.checkpoint("a.jsonl").is_none(), "nothing landed");
+}
