@@ -99,13 +99,14 @@ impl Spill {
             }
         };
         let issue = &finding.issue;
-        let record = serde_json::json!([
+        // A tuple writes as the JSON array, without building a value per finding.
+        let record = (
             finding.line,
             finding.breach,
             issue.reason.code(),
-            issue.field,
-            issue.event_id
-        ]);
+            &issue.field,
+            &issue.event_id,
+        );
         serde_json::to_writer(&mut *file, &record).map_err(|e| Error::internal(e.to_string()))?;
         file.write_all(b"\n").map_err(|e| self.error(e))?;
         self.count += 1;

@@ -115,7 +115,11 @@ fn conflicts_go_between_the_driver_s_spilled_rejects_in_line_order() {
         }
         let id = i % 500;
         // Each id's first line is PAID; a later one every 50 lines contradicts it.
-        let status = if i > 1000 && i % 50 == 1 { "PENDING" } else { "PAID" };
+        let status = if i > 1000 && i % 50 == 1 {
+            "PENDING"
+        } else {
+            "PAID"
+        };
         lines.push(event(&format!("e{id}"), id, status, "2024-03-01T10:00:00Z"));
     }
     let text = lines.join("\n") + "\n";
