@@ -154,6 +154,17 @@ fn watch_lands_new_objects_late_keys_and_closed_sets_once() {
     assert_eq!(product.dates().len(), 5);
 }
 
+/// A watch stopped when dropped, so a failing wait does not leave it running.
+struct Stopped(Option<Child>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            stop(child);
+        }
+    }
+}
+
 /// Long enough for a 2 s reconcile or a 1 s poll, a debug build's landing and a loaded
 /// machine; minutes short of the config's 10-minute periods the flags stand in for.
 const FLAG_PATIENCE: Duration = Duration::from_secs(15);
@@ -165,7 +176,7 @@ fn the_rescan_flag_wins_over_the_config_s_reconcile_period() {
     // `rescan` left at its 10-minute default: only the flag's reconcile finds the late key.
     let product = s3_product(&prefix, "poll = \"100ms\"");
     bucket.put("05-first.jsonl", &day(5, 500));
-    let watching = watch_with(&product, &["--rescan", "2"]);
+    let watching = Stopped(Some(watch_with(&product, &["--rescan", "2"])));
     wait_for("the object there at start", || {
         product.checkpoint("05-first.jsonl").is_some()
     });
@@ -175,7 +186,7 @@ fn the_rescan_flag_wins_over_the_config_s_reconcile_period() {
         FLAG_PATIENCE,
         || product.checkpoint("01-late.jsonl").is_some(),
     );
-    stop(watching);
+    drop(watching);
     let landed = published(&product);
     assert_eq!(
         landed.into_iter().collect::<Vec<_>>(),
@@ -195,7 +206,7 @@ fn the_poll_flag_wins_over_the_config_s_poll_period() {
     // Both periods at 10 minutes: only the flag's poll finds a new key in time.
     let product = s3_product(&prefix, "poll = \"10m\"\nrescan = \"10m\"");
     bucket.put("05-first.jsonl", &day(5, 500));
-    let watching = watch_with(&product, &["--poll", "1"]);
+    let watching = Stopped(Some(watch_with(&product, &["--poll", "1"])));
     wait_for("the object there at start", || {
         product.checkpoint("05-first.jsonl").is_some()
     });
@@ -203,7 +214,7 @@ fn the_poll_flag_wins_over_the_config_s_poll_period() {
     wait_within("the new key, by the flag's poll", FLAG_PATIENCE, || {
         product.checkpoint("06-new.jsonl").is_some()
     });
-    stop(watching);
+    drop(watching);
     assert_eq!(product.rows("2024-03-06").len(), 5);
 }
 
