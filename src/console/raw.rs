@@ -272,10 +272,10 @@ mod tests {
             }
         }
         std::fs::write(&path, data).unwrap();
-        let mut engine = crate::engine::LocalEngine::planning(false);
+        let mut engine = crate::engine::open(&config).unwrap();
         let options = crate::plan::DecideOptions::default();
-        let plan =
-            crate::land::plan_input(&config, &mut engine, &path, options, &mut |_| true).unwrap();
+        let plan = crate::land::plan_input(&config, engine.as_mut(), &path, options, &mut |_| true)
+            .unwrap();
         assert_eq!(plan.findings.len(), findings::HELD);
         let spilled = plan.spilled.as_ref().expect("the rest spilled");
         assert_eq!(spilled.count, 500);
