@@ -130,17 +130,28 @@ pub enum Command {
     /// Land each closed input as it is renamed into the inbox, until SIGTERM or Ctrl-C.
     ///
     /// Wakes on the inbox's file-system events and rescans it at start and every
-    /// --rescan seconds (events can be lost). Each input lands as `wharf run` lands it,
+    /// --rescan seconds (events can be lost); an S3 inbox, which has no events, is listed
+    /// every --poll seconds after its last key and in full every --rescan seconds, each
+    /// flag winning over the config's `poll` and `rescan` when given. Each input lands as
+    /// `wharf run` lands it,
     /// under the product's lock; when another run holds it, the input is tried again a
     /// second later. A landed file is not read again until it changes. Prints one line
     /// per outcome (with --json, the object `wharf run --json` prints). SIGTERM or
     /// Ctrl-C lets the current landing finish, then exits 0; a second one stops at once.
     Watch {
-        /// List the inbox again at least every SECS seconds, whatever the events say (an
-        /// S3 inbox is listed on the config's `poll` and `rescan` instead).
-        #[arg(long, value_name = "SECS", default_value_t = 10,
+        /// List the inbox again at least every SECS seconds, whatever the events say
+        /// [default: 10]. On an S3 inbox: list every key every SECS seconds (the
+        /// reconcile, which finds a key sorting before the last one seen); given, it wins
+        /// over the config's `rescan` [default there: 10m].
+        #[arg(long, value_name = "SECS",
               value_parser = clap::value_parser!(u64).range(1..))]
-        rescan: u64,
+        rescan: Option<u64>,
+        /// S3 inbox only: list the keys after the last one seen every SECS seconds; given,
+        /// it wins over the config's `poll` [default there: 2s]. A local inbox wakes on
+        /// file-system events, so there it is a usage error.
+        #[arg(long, value_name = "SECS",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        poll: Option<u64>,
         /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464).
         #[arg(long, value_name = "ADDR")]
         metrics: Option<String>,
@@ -275,11 +286,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Restore { date, yes } => restore::restore(&config()?, &date, yes, cli.json),
         Command::Watch {
             rescan,
+            poll,
             metrics,
             engine,
         } => watch::watch(
-            &engine.apply(config()?)?,
-            rescan,
+            engine.apply(config()?)?,
+            watch::Flags { rescan, poll },
             metrics.as_deref(),
             cli.json,
         ),

@@ -23,9 +23,20 @@ use crate::watch::{Report, Settings, Stopper, Watch};
 /// `flock`.
 const BUSY_RETRY: Duration = Duration::from_secs(1);
 
-pub fn watch(config: &Config, rescan_secs: u64, metrics: Option<&str>, json: bool) -> Result<u8> {
+/// `--rescan` and `--poll` as given (`None` when not).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flags {
+    pub rescan: Option<u64>,
+    pub poll: Option<u64>,
+}
+
+/// How often a local inbox is listed again when `--rescan` is not given.
+const RESCAN_SECS: u64 = 10;
+
+pub fn watch(config: Config, flags: Flags, metrics: Option<&str>, json: bool) -> Result<u8> {
+    let config = &with_flags(config, flags)?;
     let settings = Settings {
-        rescan: Duration::from_secs(rescan_secs),
+        rescan: Duration::from_secs(flags.rescan.unwrap_or(RESCAN_SECS)),
         busy_retry: BUSY_RETRY,
     };
     let mut pager = Pager::new(config);
@@ -41,14 +52,14 @@ pub fn watch(config: &Config, rescan_secs: u64, metrics: Option<&str>, json: boo
     let mut watch = Watch::start(config, settings, &mut out)?;
     stop_on_signals(watch.stopper())?;
     if !json {
-        // An S3 inbox is listed on the config's schedule, not on events (§13.2).
+        // An S3 inbox is listed on a schedule, not on events (§13.2).
         let listing = match crate::s3_inbox::is_url(&config.inbox) {
             true => format!(
                 "new keys every {}, every key every {}",
                 humantime::format_duration(config.listing.poll),
                 humantime::format_duration(config.listing.rescan)
             ),
-            false => format!("rescan every {rescan_secs} s"),
+            false => format!("rescan every {} s", settings.rescan.as_secs()),
         };
         super::say(&format!(
             "wharf watch: landing closed inputs of {} as they arrive ({listing}); \
@@ -63,6 +74,28 @@ pub fn watch(config: &Config, rescan_secs: u64, metrics: Option<&str>, json: boo
         super::say("wharf watch: stopped");
     }
     Ok(exit::SUCCESS)
+}
+
+/// `config` with `flags` over its S3 listing (a flag given wins over the config's key);
+/// `--poll` on a local inbox, which has no poll, is a usage error.
+fn with_flags(mut config: Config, flags: Flags) -> Result<Config> {
+    if !crate::s3_inbox::is_url(&config.inbox) {
+        return match flags.poll {
+            Some(_) => Err(Error::Usage(
+                "--poll applies to an S3 inbox; a local inbox wakes on file-system events \
+                 and is listed again every --rescan seconds"
+                    .into(),
+            )),
+            None => Ok(config),
+        };
+    }
+    if let Some(secs) = flags.rescan {
+        config.listing.rescan = Duration::from_secs(secs);
+    }
+    if let Some(secs) = flags.poll {
+        config.listing.poll = Duration::from_secs(secs);
+    }
+    Ok(config)
 }
 
 /// Hands an outcome to the pager: metrics, alerts, lineage.

@@ -281,11 +281,13 @@ pub enum Effect {
         path: PathBuf,
         ranked: Option<Arc<Ranked>>,
     },
-    /// Read the lines `start..start + WINDOW` (on a reader thread).
+    /// Read the lines `start..start + WINDOW` (on a reader thread), with the plan's
+    /// spilled findings among them.
     Window {
         path: PathBuf,
         index: Arc<LineIndex>,
         start: u64,
+        spilled: Option<crate::plan::SpilledFindings>,
     },
     Rank {
         id: u64,

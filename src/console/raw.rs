@@ -7,13 +7,16 @@
 //! text is cut to [`SHOW_BYTES`] for display and prohibited values are masked
 //! ([`super::mask`]); its outcome comes from [`crate::contract::classify`] when the line
 //! is short enough to read whole, and the plan's findings override it where a plan exists
-//! (they also know conflicts, which need the whole file).
+//! (they also know conflicts, which need the whole file): its held ones in the view, its
+//! spilled ones as the window is read ([`spilled_outcomes`]); [`next_finding`] walks both.
 
 use super::lines::ReadLine;
 pub use super::lines::{LineIndex, Repeat};
 use super::mask;
 use crate::contract::{self, LineBytes, LineReason, Outcome, Schema};
 use crate::error::Result;
+use crate::plan::{LineFinding, Plan, SpilledFindings};
+use crate::store::findings;
 
 /// Bytes of a line read for display.
 pub const SHOW_BYTES: usize = 4096;
@@ -129,6 +132,62 @@ fn raw_line(line: &ReadLine, schema: &Schema, max_line_bytes: usize) -> RawLine 
     }
 }
 
+/// Sets the outcome of each of `lines` (in line order) that has a finding in `spilled`:
+/// the findings past those a plan holds, read from the spill for the lines on screen.
+pub fn spilled_outcomes(lines: &mut [RawLine], spilled: &SpilledFindings) -> Result<()> {
+    let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
+        return Ok(());
+    };
+    let (first, last) = (first.number, last.number);
+    let mut lines = lines.iter_mut().peekable();
+    for finding in findings::from_line(spilled, first)? {
+        let finding = finding?;
+        if finding.line > last {
+            break;
+        }
+        while lines.next_if(|l| l.number < finding.line).is_some() {}
+        if let Some(line) = lines.next_if(|l| l.number == finding.line) {
+            line.outcome = finding_outcome(&finding);
+        }
+    }
+    Ok(())
+}
+
+/// The line of the nearest finding after `cursor` (`forward`) or before it, among the
+/// `plan`'s held findings and its spilled ones, which all come after the held.
+pub fn next_finding(plan: &Plan, cursor: u64, forward: bool) -> Result<Option<u64>> {
+    let held = &plan.findings;
+    let spilled = plan.spilled.as_ref();
+    if forward {
+        if let Some(f) = held.iter().find(|f| f.line > cursor) {
+            return Ok(Some(f.line));
+        }
+        // A few seeks into a local file: quick enough for the UI thread.
+        let Some(spilled) = spilled else {
+            return Ok(None);
+        };
+        return Ok(findings::from_line(spilled, cursor + 1)?
+            .next()
+            .transpose()?
+            .map(|f| f.line));
+    }
+    if let Some(spilled) = spilled
+        && let Some(f) = findings::before(spilled, cursor)?
+    {
+        return Ok(Some(f.line));
+    }
+    Ok(held.iter().rev().find(|f| f.line < cursor).map(|f| f.line))
+}
+
+/// A finding as the Raw tab shows it.
+pub fn finding_outcome(finding: &LineFinding) -> LineOutcome {
+    let (reason, field) = (finding.issue.reason, finding.issue.field.clone());
+    match finding.breach {
+        true => LineOutcome::Breach { reason, field },
+        false => LineOutcome::Rejected { reason, field },
+    }
+}
+
 /// The Raw tab's view of a classifier outcome.
 pub fn outcome_of(outcome: Outcome) -> LineOutcome {
     match outcome {
@@ -191,6 +250,71 @@ mod tests {
         assert_eq!(index.repeat(2), None);
         assert_eq!(index.repeat(3), Some(Repeat::Retry { of: 1 }));
         assert_eq!(index.repeat(4), Some(Repeat::Conflict { of: 2 }));
+    }
+
+    /// Past the findings a plan holds, the Raw tab takes the rest from the plan's spill:
+    /// each reject on screen far into the file shows its finding, and n / N reach every
+    /// reject, held or spilled, in order.
+    #[test]
+    fn rejects_past_the_held_findings_come_from_the_spill() {
+        let config = config();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many.jsonl");
+        let rejects = findings::HELD + 500;
+        let lines = 3 * rejects as u64;
+        let mut data = String::new();
+        for i in 1..=lines {
+            match i % 3 {
+                0 => data.push_str("nope\n"),
+                _ => data.push_str(&format!(
+                    "{{\"event_id\":\"e{i}\",\"order_id\":{i},\"status\":\"P\",\"updated_at\":\"2024-03-01T00:00:00Z\"}}\n"
+                )),
+            }
+        }
+        std::fs::write(&path, data).unwrap();
+        let mut engine = crate::engine::open(&config).unwrap();
+        let options = crate::plan::DecideOptions::default();
+        let plan = crate::land::plan_input(&config, engine.as_mut(), &path, options, &mut |_| true)
+            .unwrap();
+        assert_eq!(plan.findings.len(), findings::HELD);
+        let spilled = plan.spilled.as_ref().expect("the rest spilled");
+        assert_eq!(spilled.count, 500);
+
+        // A window at the end: its rejects' outcomes read from the spill (the classifier's
+        // are wiped first, so only the spill can set them).
+        let index = LineIndex::build(&path, SET_MARKER, &mut |_, _| true).unwrap();
+        let mut window = read_window(&index, lines - 299, 300, &config.schema, 1 << 20).unwrap();
+        for line in &mut window {
+            line.outcome = LineOutcome::Unknown;
+        }
+        spilled_outcomes(&mut window, spilled).unwrap();
+        for line in &window {
+            let want = match line.number % 3 {
+                0 => LineOutcome::Rejected {
+                    reason: LineReason::MalformedJson,
+                    field: None,
+                },
+                _ => LineOutcome::Unknown,
+            };
+            assert_eq!(line.outcome, want, "line {}", line.number);
+        }
+
+        let every: Vec<u64> = (1..=rejects as u64).map(|i| 3 * i).collect();
+        let mut forward = Vec::new();
+        let mut at = 0;
+        while let Some(line) = next_finding(&plan, at, true).unwrap() {
+            forward.push(line);
+            at = line;
+        }
+        assert_eq!(forward, every);
+        let mut backward = Vec::new();
+        let mut at = lines + 1;
+        while let Some(line) = next_finding(&plan, at, false).unwrap() {
+            backward.push(line);
+            at = line;
+        }
+        backward.reverse();
+        assert_eq!(backward, every);
     }
 
     #[test]

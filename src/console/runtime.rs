@@ -588,7 +588,12 @@ fn read_now(config: &Config, effect: Effect) -> Report {
         Effect::Rejects { sha256 } => Report::Rejects {
             result: load::rejects(config, &sha256).map(Box::new),
         },
-        Effect::Window { path, index, start } => {
+        Effect::Window {
+            path,
+            index,
+            start,
+            spilled,
+        } => {
             let result = super::raw::read_window(
                 &index,
                 start,
@@ -597,6 +602,12 @@ fn read_now(config: &Config, effect: Effect) -> Report {
                 &config.at_start(std::time::SystemTime::now()).schema,
                 config.max_line_bytes,
             )
+            .and_then(|mut lines| {
+                if let Some(spilled) = &spilled {
+                    super::raw::spilled_outcomes(&mut lines, spilled)?;
+                }
+                Ok(lines)
+            })
             .map_err(|e| e.to_string());
             Report::Window {
                 path,

@@ -1,7 +1,8 @@
 //! `wharf watch` over an S3 inbox (CONTRACT.md §13.2), against the SeaweedFS bucket: an
 //! object put while it runs lands once; one whose key sorts before the last key seen is
-//! found by the reconcile; a set lands only once its marker exists; SIGKILL while
-//! objects arrive never lands one twice nor loses one.
+//! found by the reconcile; a set lands only once its marker exists; `--rescan` and
+//! `--poll` win over the config's `rescan` and `poll`; SIGKILL while objects arrive never
+//! lands one twice nor loses one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -19,7 +20,13 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// `wharf watch` on `product` with the S3 environment, its output discarded.
 fn watch(product: &Product) -> Child {
-    let mut cmd: Command = product.cmd(&["watch", "--json"]);
+    watch_with(product, &[])
+}
+
+/// [`watch`] with `flags` after `watch --json`.
+fn watch_with(product: &Product, flags: &[&str]) -> Child {
+    let args: Vec<&str> = ["watch", "--json"].iter().chain(flags).copied().collect();
+    let mut cmd: Command = product.cmd(&args);
     s3_env(&mut cmd)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -39,8 +46,12 @@ fn stop(mut child: Child) {
     }
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
+fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    wait_within(what, PATIENCE, done);
+}
+
+fn wait_within(what: &str, patience: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + patience;
     while !done() {
         assert!(Instant::now() < deadline, "gave up waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
@@ -141,6 +152,70 @@ fn watch_lands_new_objects_late_keys_and_closed_sets_once() {
     );
     assert_eq!(run_log(&product).len(), 4, "no skip or error lines either");
     assert_eq!(product.dates().len(), 5);
+}
+
+/// A watch stopped when dropped, so a failing wait does not leave it running.
+struct Stopped(Option<Child>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            stop(child);
+        }
+    }
+}
+
+/// Long enough for a 2 s reconcile or a 1 s poll, a debug build's landing and a loaded
+/// machine; minutes short of the config's 10-minute periods the flags stand in for.
+const FLAG_PATIENCE: Duration = Duration::from_secs(15);
+
+#[test]
+fn the_rescan_flag_wins_over_the_config_s_reconcile_period() {
+    let prefix = fresh_prefix("rescan-flag");
+    let bucket = Root::s3(&prefix);
+    // `rescan` left at its 10-minute default: only the flag's reconcile finds the late key.
+    let product = s3_product(&prefix, "poll = \"100ms\"");
+    bucket.put("05-first.jsonl", &day(5, 500));
+    let watching = Stopped(Some(watch_with(&product, &["--rescan", "2"])));
+    wait_for("the object there at start", || {
+        product.checkpoint("05-first.jsonl").is_some()
+    });
+    bucket.put("01-late.jsonl", &day(1, 100));
+    wait_within(
+        "the late key, by the flag's reconcile",
+        FLAG_PATIENCE,
+        || product.checkpoint("01-late.jsonl").is_some(),
+    );
+    drop(watching);
+    let landed = published(&product);
+    assert_eq!(
+        landed.into_iter().collect::<Vec<_>>(),
+        [
+            ("01-late.jsonl".to_owned(), 1),
+            ("05-first.jsonl".to_owned(), 1)
+        ]
+    );
+    let rows = product.rows("2024-03-01");
+    assert_eq!(rows.len(), 5, "the late key's rows: {rows:?}");
+}
+
+#[test]
+fn the_poll_flag_wins_over_the_config_s_poll_period() {
+    let prefix = fresh_prefix("poll-flag");
+    let bucket = Root::s3(&prefix);
+    // Both periods at 10 minutes: only the flag's poll finds a new key in time.
+    let product = s3_product(&prefix, "poll = \"10m\"\nrescan = \"10m\"");
+    bucket.put("05-first.jsonl", &day(5, 500));
+    let watching = Stopped(Some(watch_with(&product, &["--poll", "1"])));
+    wait_for("the object there at start", || {
+        product.checkpoint("05-first.jsonl").is_some()
+    });
+    bucket.put("06-new.jsonl", &day(6, 600));
+    wait_within("the new key, by the flag's poll", FLAG_PATIENCE, || {
+        product.checkpoint("06-new.jsonl").is_some()
+    });
+    drop(watching);
+    assert_eq!(product.rows("2024-03-06").len(), 5);
 }
 
 /// The lake's files and bytes (the owner file, which names the product's own state

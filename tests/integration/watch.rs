@@ -393,3 +393,31 @@ fn reading_the_inbox_does_not_wake_its_watcher_and_a_rename_does() {
     rx.recv_timeout(std::time::Duration::from_secs(10))
         .expect("a rename into the inbox wakes the watcher");
 }
+
+#[test]
+fn poll_on_a_local_inbox_is_a_usage_error_naming_the_flag() {
+    // A local inbox has no poll: the flag would be ignored, so it is refused instead.
+    let product = Product::with_settings("");
+    rename_in(&product, "a.jsonl", &events("a", 3, "2024-03-01", "A"));
+    let mut child = product
+        .cmd(&["watch", "--poll", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A watch that took the flag would run until stopped: give up on it, not hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("wharf watch --poll on a local inbox ran instead of refusing the flag");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ran = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--poll applies to an S3 inbox"), "{stderr}");
+    assert!(product.checkpoint("a.jsonl").is_none(), "nothing landed");
+}

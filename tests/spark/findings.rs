@@ -1,8 +1,9 @@
-//! Findings past what the driver holds (`store::findings::kept`, a thousand at this
-//! config's reject cap) are written to the state root and read back into quarantine: a
-//! refused file of many rejects, whose refusal is named by a breach the driver only
-//! wrote out, and a file of many conflicting lines, which Spark lists a page at a time,
-//! quarantine exactly the local engine's records, and no spilled file outlives the run.
+//! Findings past what the driver holds (`store::findings::HELD`, 4,096 whatever the reject
+//! cap) are written to the state root and read back into quarantine: a refused file of
+//! many rejects, whose refusal is named by a breach the driver only wrote out, a file of
+//! many conflicting lines, which Spark lists a page at a time, and one whose spilled
+//! rejects (under a cap of 10⁸) Spark's conflicts go between, quarantine exactly the local
+//! engine's records, and no spilled file outlives the run.
 
 use std::path::Path;
 
@@ -12,7 +13,11 @@ use crate::landing::spark_run_json;
 /// Lands `text` with each engine into its own product; their `--json` outputs and
 /// `rejects.jsonl` bytes must agree.
 fn both_engines_quarantine_alike(text: &str) -> serde_json::Value {
-    let settings = "max_rejected_lines = 10";
+    both_engines_quarantine_alike_with("max_rejected_lines = 10", text)
+}
+
+/// [`both_engines_quarantine_alike`] under `settings`.
+fn both_engines_quarantine_alike_with(settings: &str, text: &str) -> serde_json::Value {
     let (local, spark) = (
         Product::with_settings(settings),
         Product::with_settings(settings),
@@ -76,7 +81,7 @@ fn no_spill_left(state: &Path) -> bool {
 #[test]
 fn a_breach_after_thousands_of_rejects_names_the_refusal_from_the_spill() {
     let _server = crate::engines::server();
-    let mut lines: Vec<String> = (0..2500)
+    let mut lines: Vec<String> = (0..10_000)
         .map(|i| {
             if i % 2 == 0 {
                 format!("{{\"broken\":{i}")
@@ -94,7 +99,35 @@ fn a_breach_after_thousands_of_rejects_names_the_refusal_from_the_spill() {
         out["reason"], "prohibited_field",
         "the spilled breach names it"
     );
-    assert_eq!(out["findings_total"], 1251);
+    assert_eq!(out["findings_total"], 5001);
+}
+
+#[test]
+fn conflicts_go_between_the_driver_s_spilled_rejects_in_line_order() {
+    // Under a cap of 10⁸ the census reaches Spark with rejects the driver spilled: the
+    // conflicts Spark lists are merged with held and spilled rejects alike.
+    let _server = crate::engines::server();
+    let mut lines = Vec::new();
+    for i in 0..12_000 {
+        if i % 2 == 0 {
+            lines.push(format!("{{\"broken\":{i}"));
+            continue;
+        }
+        let id = i % 500;
+        // Each id's first line is PAID; a later one every 50 lines contradicts it.
+        let status = if i > 1000 && i % 50 == 1 {
+            "PENDING"
+        } else {
+            "PAID"
+        };
+        lines.push(event(&format!("e{id}"), id, status, "2024-03-01T10:00:00Z"));
+    }
+    let text = lines.join("\n") + "\n";
+    let out = both_engines_quarantine_alike_with("max_rejected_lines = 100000000", &text);
+    assert_eq!(out["reason"], "conflict");
+    assert_eq!(out["counts"]["rejected"], 6000);
+    assert_eq!(out["counts"]["by_reason"]["conflict"], 220);
+    assert_eq!(out["findings_total"], 6220);
 }
 
 #[test]

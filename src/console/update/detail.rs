@@ -89,7 +89,28 @@ pub fn window(app: &App) -> Option<Effect> {
         path: path.clone(),
         index: index.clone(),
         start: cursor.saturating_sub(half).max(1),
+        spilled: raw_plan(app).and_then(|plan| plan.spilled.clone()),
     })
+}
+
+/// The Raw lines in memory read again, for a plan that came after them with findings
+/// spilled (lines past the held ones take theirs from the spill).
+pub fn window_again(app: &App) -> Option<Effect> {
+    let (Loading::Ready(index), Some(path)) = (&app.raw.index, &app.raw.path) else {
+        return None;
+    };
+    let spilled = raw_plan(app).and_then(|plan| plan.spilled.clone())?;
+    (!app.raw.window.is_empty()).then(|| Effect::Window {
+        path: path.clone(),
+        index: index.clone(),
+        start: app.raw.window_start,
+        spilled: Some(spilled),
+    })
+}
+
+/// The plan of the input the Raw tab shows, once there is one.
+fn raw_plan(app: &App) -> Option<&std::sync::Arc<crate::plan::Plan>> {
+    app.plan().filter(|_| app.raw.path == app.inbox.selected)
 }
 
 /// The window read the Ranked cursor needs, if it left the rows in memory.
@@ -126,27 +147,18 @@ fn near_edge(cursor: u64, start: u64, len: u64, first: u64, end: u64) -> bool {
 pub fn mark(app: &mut App, forward: bool) -> Vec<Effect> {
     match app.detail_tab() {
         Pane::Raw => {
-            let Some(plan) = app.plan().filter(|_| app.raw.path == app.inbox.selected) else {
+            let Some(plan) = raw_plan(app) else {
                 app.info("n / N jump between rejects once the plan is ready");
                 return Vec::new();
             };
-            let cursor = app.raw.cursor;
-            let found = if forward {
-                plan.findings.iter().map(|f| f.line).find(|l| *l > cursor)
-            } else {
-                plan.findings
-                    .iter()
-                    .rev()
-                    .map(|f| f.line)
-                    .find(|l| *l < cursor)
-            };
-            match found {
-                Some(line) => {
+            match crate::console::raw::next_finding(plan, app.raw.cursor, forward) {
+                Ok(Some(line)) => {
                     app.raw.cursor = line;
                     app.pane = Pane::Raw;
                     return window(app).into_iter().collect();
                 }
-                None => app.info("no further rejected or breaching line"),
+                Ok(None) => app.info("no further rejected or breaching line"),
+                Err(error) => app.info(error.to_string()),
             }
         }
         Pane::Ranked => {

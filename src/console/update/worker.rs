@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::detail::{ensure_detail, ranked_window, window};
+use super::detail::{ensure_detail, ranked_window, window, window_again};
 use super::inbox::replan;
 use super::reload;
 use crate::console::app::{
@@ -111,6 +111,7 @@ pub fn on_report(app: &mut App, report: Report) -> Vec<Effect> {
                     }
                     Err(error) => PlanState::Failed(error),
                 };
+                effects.extend(window_again(app));
             }
             if failed || !ranks_next {
                 effects.extend(rank_later(app, id));

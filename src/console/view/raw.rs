@@ -170,7 +170,8 @@ impl Gutter {
 }
 
 /// A line's outcome: the line it repeats where §2 found it a retry or a conflict, else
-/// the plan's finding where there is one, else what classifying the line said.
+/// the plan's held finding where there is one, else what the window's read said (the
+/// plan's spilled finding, or classifying the line).
 fn outcome(
     plan: Option<&std::sync::Arc<crate::plan::Plan>>,
     index: &LineIndex,
@@ -189,14 +190,7 @@ fn outcome(
         Some(&p.findings[i])
     });
     match finding {
-        Some(f) if f.breach => LineOutcome::Breach {
-            reason: f.issue.reason,
-            field: f.issue.field.clone(),
-        },
-        Some(f) => LineOutcome::Rejected {
-            reason: f.issue.reason,
-            field: f.issue.field.clone(),
-        },
+        Some(f) => crate::console::raw::finding_outcome(f),
         None => line.outcome.clone(),
     }
 }

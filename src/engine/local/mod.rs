@@ -310,7 +310,7 @@ fn read_and_tally<'c>(
     // A trail is for an input without conflicts: a rescan keeps none.
     let trail = purpose == Purpose::Plan { trail: true } && conflicts.is_empty();
     let mut tally = Tally::rescan(&config.schema, log, conflicts);
-    tally.spill_findings(config.max_rejected_lines, &std::env::temp_dir());
+    tally.spill_findings(&std::env::temp_dir());
     // Merge mode merges the winners' rows even in a plan.
     if matches!(purpose, Purpose::Plan { .. }) && config.write_mode == WriteMode::Replace {
         tally.plan_only();

@@ -147,7 +147,7 @@ impl<'s> Tally<'s> {
             ranking: Ranking {
                 schema,
                 counts: Counts::default(),
-                findings: Findings::new(u64::MAX, &std::env::temp_dir()),
+                findings: Findings::in_memory(),
                 spill_failed: None,
                 by_key: KeyIndex::new(int_keys(schema), 0),
                 best: Vec::new(),
@@ -171,11 +171,11 @@ impl<'s> Tally<'s> {
             schema.date_of != schema.order_by || !self.ranking.conflicts.is_empty();
     }
 
-    /// Holds the findings a run capped at `max_rejected_lines` needs and writes the rest
+    /// Holds the first [`HELD`](crate::store::findings::HELD) findings and writes the rest
     /// to a file in `dir` ([`crate::store::findings`]): a file of millions of bad lines
-    /// costs disk, not memory.
-    pub fn spill_findings(&mut self, max_rejected_lines: u64, dir: &std::path::Path) {
-        self.ranking.findings = Findings::new(max_rejected_lines, dir);
+    /// costs disk, not memory, whatever the reject cap.
+    pub fn spill_findings(&mut self, dir: &std::path::Path) {
+        self.ranking.findings = Findings::new(dir);
     }
 
     /// Keeps every accepted event's key and line (8 bytes an event) for

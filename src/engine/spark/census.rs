@@ -267,24 +267,34 @@ fn conflict_findings(
     paged
 }
 
-/// `census`'s findings (rejects, which the driver held whole: the census reached Spark
-/// under the reject cap) merged in line order with the conflicting lines Spark found.
+/// `census`'s findings (the driver's rejects, held then spilled) merged in line order
+/// with the conflicting lines Spark found, into findings held then spilled afresh.
 fn add_conflicts(session: &Session, config: &Config, census: &mut Census) -> Result<()> {
-    let mut rejects = std::mem::take(&mut census.findings).into_iter().peekable();
-    let mut ordered = Findings::new(
-        config.max_rejected_lines,
-        &crate::store::state_store::scratch(config),
-    );
+    let held = std::mem::take(&mut census.findings).into_iter().map(Ok);
+    // The driver's spill stays until its findings are copied.
+    let driver_spill = census.spilled.take();
+    let spilled = driver_spill
+        .as_ref()
+        .map(|spilled| crate::store::findings::from_line(spilled, 0))
+        .transpose()?;
+    let mut rejects = held.chain(spilled.into_iter().flatten()).peekable();
+    let mut ordered = Findings::new(&crate::store::state_store::scratch(config));
     let mut conflicts = 0u64;
+    let mut next_reject = |before: Option<u64>| -> Option<Result<LineFinding>> {
+        rejects.next_if(|r| match (r, before) {
+            (Ok(r), Some(line)) => r.line < line,
+            _ => true,
+        })
+    };
     conflict_findings(session, config, &mut |conflict| {
-        while let Some(reject) = rejects.next_if(|r| r.line < conflict.line) {
-            ordered.push(reject)?;
+        while let Some(reject) = next_reject(Some(conflict.line)) {
+            ordered.push(reject?)?;
         }
         conflicts += 1;
         ordered.push(conflict)
     })?;
-    for reject in rejects {
-        ordered.push(reject)?;
+    while let Some(reject) = next_reject(None) {
+        ordered.push(reject?)?;
     }
     *census
         .counts

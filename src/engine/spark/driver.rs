@@ -39,7 +39,7 @@ pub struct DriverPass {
     pub by_reason: BTreeMap<LineReason, u64>,
     /// Lines that broke a value rule, by rule (§1.2).
     pub by_rule: BTreeMap<String, u64>,
-    /// Rejects and breaches, in line order: the first [`kept`](crate::store::findings::kept).
+    /// Rejects and breaches, in line order: the first [`HELD`](crate::store::findings::HELD).
     pub findings: Vec<LineFinding>,
     /// The rest, written out.
     pub spilled: Option<SpilledFindings>,
@@ -68,7 +68,7 @@ struct Classified {
 
 /// Reads `input` once, every part in order (decoding `.gz` and `.zst`): SHA-256 and §1
 /// on every line, each accepted record appended to `handoff` in line order, findings past
-/// the first [`kept`](crate::store::findings::kept) spilled into the state root, `progress` getting the
+/// the first [`HELD`](crate::store::findings::HELD) spilled into the state root, `progress` getting the
 /// stored bytes read (returning `false` cancels). Lines repeating one of the last
 /// `remembered` events are marked `seen`.
 pub fn read(
@@ -79,10 +79,7 @@ pub fn read(
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<DriverPass> {
     let (schema, max_line_bytes) = (&config.schema, config.max_line_bytes);
-    let mut findings = Findings::new(
-        config.max_rejected_lines,
-        &crate::store::state_store::scratch(config),
-    );
+    let mut findings = Findings::new(&crate::store::state_store::scratch(config));
     let mut ledger = Ledger::new(&crate::store::state_store::scratch(config), ledger::HELD);
     let mut keys = KeySketch::default();
     let mut recent = RecentEvents::new(remembered);
