@@ -7,6 +7,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use rustc_hash::FxHashSet;
+
 use super::events::{EventLog, Resolved};
 use super::key_index::KeyIndex;
 use super::rows::{Rows, Slot};
@@ -83,8 +85,9 @@ pub struct Ranking<'s> {
     by_key: KeyIndex,
     best: Vec<Best>,
     rows: Rows,
-    /// For a key whose best is tied: the ids of the other events tied with it.
-    tied_ids: HashMap<u32, Vec<u64>>,
+    /// For a key whose best is tied: the ids of the other events tied with it, a set so
+    /// that a key with many ties costs one lookup per event, not a scan of its ties.
+    tied_ids: HashMap<u32, FxHashSet<u64>>,
     /// Lines known to be conflicts (a rescan), in order; `next_conflict` is the cursor.
     conflicts: Vec<u64>,
     next_conflict: usize,
@@ -392,7 +395,7 @@ impl Ranking<'_> {
                 if seen {
                     return; // a retry of an event tied at the top (§2 counts it)
                 }
-                self.tied_ids.entry(index).or_default().push(b.id);
+                self.tied_ids.entry(index).or_default().insert(b.id);
                 true
             }
         };
