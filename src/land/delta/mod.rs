@@ -15,8 +15,9 @@
 //! This folder is the Delta half of [`crate::land::root::PublishRoot`]: a landing's
 //! publish ([`commit`]), a version's reads ([`read`]), the pending record and the trash
 //! ([`pending`], [`trash`]), [`restore`], the table's memory of the landings ([`memory`],
-//! [`identity`]), its features ([`features`], [`protocol`], [`legacy`], [`kernel_refusal`]), and what status and the
-//! console show ([`describe`], [`columns`]).
+//! [`identity`]), its features ([`features`], [`protocol`], [`legacy`],
+//! [`kernel_refusal`]), its schema's fit to the config ([`schema_fit`]), and what status
+//! and the console show ([`describe`], [`columns`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
