@@ -72,6 +72,20 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// What Wharf's facet schema takes from OpenLineage's where their file is absent: a run
+/// facet's two required fields, as the spec's BaseFacet states them.
+fn base_run_facet() -> Value {
+    let uri = json!({ "type": "string", "format": "uri" });
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": { "RunFacet": {
+            "type": "object",
+            "properties": { "_producer": uri, "_schemaURL": uri },
+            "required": ["_producer", "_schemaURL"]
+        }}
+    })
+}
+
 /// The schemas by the URL an event or facet names them by, each built once.
 struct Schemas {
     registry: Registry<'static>,
@@ -98,11 +112,14 @@ impl Schemas {
                     )
                     .unwrap();
             }
-            None => eprintln!(
-                "lineage: OpenLineage's JSON Schemas are not on this machine \
-                 ($WHARF_OPENLINEAGE_SPEC or ../shared/openlineage/): events are checked \
-                 against the wharf_landing facet's schema and the run rules only"
-            ),
+            None => {
+                eprintln!(
+                    "lineage: OpenLineage's JSON Schemas are not on this machine \
+                     ($WHARF_OPENLINEAGE_SPEC or ../shared/openlineage/): events are checked \
+                     against the wharf_landing facet's schema and the run rules only"
+                );
+                registry = registry.add(CORE, base_run_facet()).unwrap();
+            }
         }
         Schemas {
             registry: registry.prepare().unwrap(),
