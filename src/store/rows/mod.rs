@@ -114,14 +114,19 @@ fn field_columns(schema: &Schema, file: &arrow_schema::Schema) -> Vec<Option<usi
 fn open(source: Source, groups: Option<&[usize]>) -> Result<(FileAt, ParquetRecordBatchReader)> {
     match source {
         Source::Path(path) => {
-            let file = std::fs::File::open(&path).map_err(|e| Error::CorruptState {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
+            let file = open_file(&path)?;
             reader_of(path, file, groups)
         }
         Source::Fetched(path, bytes) => reader_of(path, bytes, groups),
     }
+}
+
+/// A published file, opened to read; one that cannot be is the state's corruption.
+fn open_file(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(path).map_err(|e| Error::CorruptState {
+        path: path.to_owned(),
+        detail: e.to_string(),
+    })
 }
 
 fn reader_of<R: parquet::file::reader::ChunkReader + 'static>(
@@ -149,10 +154,7 @@ fn reader_of<R: parquet::file::reader::ChunkReader + 'static>(
 pub fn hours(source: Source, schema: &Schema) -> Result<[u64; 24]> {
     match source {
         Source::Path(path) => {
-            let file = std::fs::File::open(&path).map_err(|e| Error::CorruptState {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
+            let file = open_file(&path)?;
             hours_of(&path, file, schema)
         }
         Source::Fetched(path, bytes) => hours_of(&path, bytes, schema),
