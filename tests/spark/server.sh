@@ -62,9 +62,20 @@ log="$dir/server.log"
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Process $1 still runs: one of its threads is not a zombie (a JVM's main thread can end
-# first, leaving the others shutting down).
-# (One awk, no pipe: under pipefail a `grep -q` closing a pipe early fails the pipeline.)
-alive() { awk '/^State:/ && $2 != "Z" { found = 1 } END { exit !found }' /proc/"$1"/task/*/status 2>/dev/null; }
+# first, leaving the others shutting down). Read in the shell, thread by thread: a thread
+# may end between the glob and its read, and one awk over every file (mawk) then fails
+# whole, taking a busy live server for gone.
+alive() {
+  local status key state _
+  for status in /proc/"$1"/task/*/status; do
+    while read -r key state _; do
+      [[ $key == State: ]] || continue
+      [[ $state != Z ]] && return 0
+      break
+    done 2>/dev/null <"$status"
+  done
+  return 1
+}
 
 # The pid this script recorded for $port, if that process is still this port's server
 # (a pid the kernel reused for something else is never signalled).
