@@ -2,19 +2,10 @@
 
 use std::fs;
 
-use crate::kit::{Product, event};
+use crate::kit::{self, Product, event};
 
 fn day(n: usize, date: &str, prefix: &str) -> Vec<String> {
-    (0..n)
-        .map(|i| {
-            event(
-                &format!("{prefix}{i}"),
-                i as i64,
-                "PAID",
-                &format!("{date}T10:00:00Z"),
-            )
-        })
-        .collect()
+    kit::one_day(n, date, prefix, "PAID")
 }
 
 fn refs(lines: &[String]) -> Vec<&str> {

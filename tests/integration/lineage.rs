@@ -8,7 +8,7 @@
 use std::fs;
 
 use crate::kit::lineage::{LineageRun, check_events, read_events};
-use crate::kit::{Product, event, schema};
+use crate::kit::{self, Product, event, schema};
 
 /// A row value no lineage event may carry.
 const SECRET: &str = "hunter2-LINEAGE-4b1d";
@@ -33,16 +33,7 @@ fn product() -> Product {
 }
 
 fn day(n: usize, date: &str, prefix: &str) -> Vec<String> {
-    (0..n)
-        .map(|i| {
-            event(
-                &format!("{prefix}{i}"),
-                i as i64,
-                "P",
-                &format!("{date}T10:00:00Z"),
-            )
-        })
-        .collect()
+    kit::one_day(n, date, prefix, "P")
 }
 
 /// Each refused input by the reason code it must be refused with.

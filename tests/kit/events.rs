@@ -180,6 +180,21 @@ pub fn event(id: &str, order: i64, status: &str, at: &str) -> String {
     format!(r#"{{"event_id":"{id}","order_id":{order},"status":"{status}","updated_at":"{at}"}}"#)
 }
 
+/// `n` events of orders `0..n`, one each, all of `status` at 10:00 UTC on `date`, ids
+/// `<prefix><i>`: a day of distinct keys for the guards' tests.
+pub fn one_day(n: usize, date: &str, prefix: &str, status: &str) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            event(
+                &format!("{prefix}{i}"),
+                i as i64,
+                status,
+                &format!("{date}T10:00:00Z"),
+            )
+        })
+        .collect()
+}
+
 /// One event line with a `seq`.
 pub fn event_seq(id: &str, order: i64, status: &str, at: &str, seq: i64) -> String {
     format!(

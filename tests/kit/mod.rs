@@ -18,7 +18,9 @@ pub mod rng;
 pub mod rules;
 
 pub use dataset::{Dataset, micros, parquet_rows, read_rows, statuses};
-pub use events::{Events, day_of_orders, event, event_seq, generate, merge_batches, tricky_lines};
+pub use events::{
+    Events, day_of_orders, event, event_seq, generate, merge_batches, one_day, tricky_lines,
+};
 pub use fixture::tree;
 pub use product::{CONFIG, Product, Ran, read_json, schema, text, wharf};
 pub use rng::Rng;
